@@ -48,7 +48,9 @@ impl FromStr for BackendKind {
         match s.to_ascii_lowercase().as_str() {
             "ort" | "onnxruntime" => Ok(BackendKind::Ort),
             "tract" => Ok(BackendKind::Tract),
-            other => Err(Error::Config(format!("unknown backend `{other}` (expected ort or tract)"))),
+            other => Err(Error::Config(format!(
+                "unknown backend `{other}` (expected ort or tract)"
+            ))),
         }
     }
 }
@@ -64,7 +66,10 @@ pub struct SessionOptions {
 
 impl Default for SessionOptions {
     fn default() -> Self {
-        SessionOptions { intra_threads: 1, optimize: true }
+        SessionOptions {
+            intra_threads: 1,
+            optimize: true,
+        }
     }
 }
 
@@ -99,7 +104,11 @@ impl ModelSource {
 
     /// Wraps model bytes that live in memory (an embedded model, say).
     pub fn from_bytes(label: impl Into<String>, bytes: impl Into<Arc<[u8]>>) -> ModelSource {
-        ModelSource { label: label.into(), bytes: bytes.into(), path: None }
+        ModelSource {
+            label: label.into(),
+            bytes: bytes.into(),
+            path: None,
+        }
     }
 }
 
@@ -122,7 +131,11 @@ pub trait Backend: Send + Sync {
     fn describe(&self) -> String;
 
     /// Parses, checks and optimises a model. Errors name the model and the reason.
-    fn prepare(&self, model: &ModelSource, options: &SessionOptions) -> Result<Arc<dyn PreparedModel>>;
+    fn prepare(
+        &self,
+        model: &ModelSource,
+        options: &SessionOptions,
+    ) -> Result<Arc<dyn PreparedModel>>;
 }
 
 /// A loaded model, shared between the workers that run it.
@@ -148,13 +161,22 @@ mod tests {
     #[test]
     fn backend_kind_parses() {
         assert_eq!("ORT".parse::<BackendKind>().unwrap(), BackendKind::Ort);
-        assert_eq!("onnxruntime".parse::<BackendKind>().unwrap(), BackendKind::Ort);
-        assert!("tvm".parse::<BackendKind>().unwrap_err().to_string().contains("tvm"));
+        assert_eq!(
+            "onnxruntime".parse::<BackendKind>().unwrap(),
+            BackendKind::Ort
+        );
+        assert!("tvm"
+            .parse::<BackendKind>()
+            .unwrap_err()
+            .to_string()
+            .contains("tvm"));
     }
 
     #[test]
     fn missing_and_empty_files_are_named() {
-        let e = ModelSource::from_file(Path::new("/nonexistent/m.onnx")).unwrap_err().to_string();
+        let e = ModelSource::from_file(Path::new("/nonexistent/m.onnx"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("/nonexistent/m.onnx"), "{e}");
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("empty.onnx");

@@ -94,22 +94,25 @@ impl FromStr for DType {
     /// Parses a KServe name (`FP32`) or a common alias (`float32`, `f32`, `int64`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let upper = s.to_ascii_uppercase();
-        let found = DType::ALL.into_iter().find(|d| d.name() == upper).or(match upper.as_str() {
-            "FLOAT" | "FLOAT32" | "F32" => Some(DType::F32),
-            "DOUBLE" | "FLOAT64" | "F64" => Some(DType::F64),
-            "FLOAT16" | "HALF" | "F16" => Some(DType::F16),
-            "BFLOAT16" => Some(DType::BF16),
-            "I8" => Some(DType::I8),
-            "I16" => Some(DType::I16),
-            "I32" => Some(DType::I32),
-            "I64" => Some(DType::I64),
-            "U8" => Some(DType::U8),
-            "U16" => Some(DType::U16),
-            "U32" => Some(DType::U32),
-            "U64" => Some(DType::U64),
-            "STRING" => Some(DType::Bytes),
-            _ => None,
-        });
+        let found = DType::ALL
+            .into_iter()
+            .find(|d| d.name() == upper)
+            .or(match upper.as_str() {
+                "FLOAT" | "FLOAT32" | "F32" => Some(DType::F32),
+                "DOUBLE" | "FLOAT64" | "F64" => Some(DType::F64),
+                "FLOAT16" | "HALF" | "F16" => Some(DType::F16),
+                "BFLOAT16" => Some(DType::BF16),
+                "I8" => Some(DType::I8),
+                "I16" => Some(DType::I16),
+                "I32" => Some(DType::I32),
+                "I64" => Some(DType::I64),
+                "U8" => Some(DType::U8),
+                "U16" => Some(DType::U16),
+                "U32" => Some(DType::U32),
+                "U64" => Some(DType::U64),
+                "STRING" => Some(DType::Bytes),
+                _ => None,
+            });
         found.ok_or_else(|| crate::Error::UnknownDType(s.to_string()))
     }
 }

@@ -16,15 +16,27 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// Element count does not match the shape.
     #[error("shape {shape:?} holds {expected} elements but {actual} were given")]
-    DataLength { shape: Vec<usize>, expected: usize, actual: usize },
+    DataLength {
+        shape: Vec<usize>,
+        expected: usize,
+        actual: usize,
+    },
 
     /// A tensor has the wrong element type.
     #[error("input `{name}`: expected dtype {expected}, got {actual}")]
-    DTypeMismatch { name: String, expected: DType, actual: DType },
+    DTypeMismatch {
+        name: String,
+        expected: DType,
+        actual: DType,
+    },
 
     /// A tensor's shape is not accepted by the model.
     #[error("input `{name}`: shape {actual:?} does not match the model's {expected}")]
-    ShapeMismatch { name: String, expected: String, actual: Vec<usize> },
+    ShapeMismatch {
+        name: String,
+        expected: String,
+        actual: Vec<usize>,
+    },
 
     /// An input name the model does not have.
     #[error("unknown input `{name}`; the model's inputs are: {known}")]
@@ -48,7 +60,10 @@ pub enum Error {
 
     /// A file that cannot be read or written.
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 
     /// A model file that cannot be parsed or is not valid.
     #[error("model {model}: {reason}")]
@@ -56,15 +71,24 @@ pub enum Error {
 
     /// A backend that was left out of this build.
     #[error("the {backend} backend is not compiled into this binary (rebuild with cargo feature `{feature}`)")]
-    NotCompiled { backend: &'static str, feature: &'static str },
+    NotCompiled {
+        backend: &'static str,
+        feature: &'static str,
+    },
 
     /// A backend that is compiled in but cannot work here (e.g. no shared library).
     #[error("the {backend} backend is unavailable: {reason}")]
-    BackendUnavailable { backend: &'static str, reason: String },
+    BackendUnavailable {
+        backend: &'static str,
+        reason: String,
+    },
 
     /// A backend failed to load or run a model.
     #[error("{backend}: {message}")]
-    Backend { backend: &'static str, message: String },
+    Backend {
+        backend: &'static str,
+        message: String,
+    },
 
     /// Something the backend or hinfer does not support yet.
     #[error("unsupported: {0}")]
@@ -100,6 +124,9 @@ impl Error {
 
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 }

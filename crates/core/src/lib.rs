@@ -6,6 +6,7 @@
 //! types.
 
 pub mod backend;
+pub mod compare;
 pub mod dtype;
 pub mod error;
 pub mod model;
@@ -14,6 +15,7 @@ pub mod shape;
 pub mod tensor;
 
 pub use backend::{Backend, BackendKind, ModelRunner, ModelSource, PreparedModel, SessionOptions};
+pub use compare::{assert_close, Tolerance};
 pub use dtype::DType;
 pub use error::{Error, Result};
 pub use model::{ModelMetadata, TensorSpec};

@@ -49,7 +49,9 @@ impl ModelMetadata {
     pub fn validate_inputs(&self, inputs: &[NamedTensor]) -> Result<()> {
         for (i, given) in inputs.iter().enumerate() {
             if inputs[..i].iter().any(|g| g.name == given.name) {
-                return Err(Error::DuplicateInput { name: given.name.clone() });
+                return Err(Error::DuplicateInput {
+                    name: given.name.clone(),
+                });
             }
             let Some(spec) = self.input(&given.name) else {
                 return Err(Error::UnknownInput {
@@ -72,14 +74,25 @@ impl ModelMetadata {
                 });
             }
         }
-        if let Some(missing) = self.inputs.iter().find(|s| !inputs.iter().any(|g| g.name == s.name)) {
-            return Err(Error::MissingInput { name: missing.name.clone(), spec: missing.to_string() });
+        if let Some(missing) = self
+            .inputs
+            .iter()
+            .find(|s| !inputs.iter().any(|g| g.name == s.name))
+        {
+            return Err(Error::MissingInput {
+                name: missing.name.clone(),
+                spec: missing.to_string(),
+            });
         }
         Ok(())
     }
 
     fn input_list(&self) -> String {
-        self.inputs.iter().map(|s| format!("`{}`", s.name)).collect::<Vec<_>>().join(", ")
+        self.inputs
+            .iter()
+            .map(|s| format!("`{}`", s.name))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -122,7 +135,10 @@ mod tests {
         let wrong = NamedTensor::new("x", Tensor::zeros(DType::I64, vec![1, 4]));
         let e = m.validate_inputs(&[wrong]).unwrap_err().to_string();
         assert!(e.contains("FP32") && e.contains("INT64"), "{e}");
-        let e = m.validate_inputs(&[x(vec![1, 4]), x(vec![1, 4])]).unwrap_err().to_string();
+        let e = m
+            .validate_inputs(&[x(vec![1, 4]), x(vec![1, 4])])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("more than once"), "{e}");
     }
 }

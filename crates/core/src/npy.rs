@@ -15,12 +15,18 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 /// Reads a `.npy` file into a tensor.
 pub fn read(path: &Path) -> Result<Tensor> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    decode(&bytes).map_err(|reason| Error::Npy { path: path.to_path_buf(), reason })
+    decode(&bytes).map_err(|reason| Error::Npy {
+        path: path.to_path_buf(),
+        reason,
+    })
 }
 
 /// Writes a tensor as a version 1.0 `.npy` file.
 pub fn write(path: &Path, tensor: &Tensor) -> Result<()> {
-    let bytes = encode(tensor).map_err(|reason| Error::Npy { path: path.to_path_buf(), reason })?;
+    let bytes = encode(tensor).map_err(|reason| Error::Npy {
+        path: path.to_path_buf(),
+        reason,
+    })?;
     std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
 }
 
@@ -33,7 +39,10 @@ pub fn decode(bytes: &[u8]) -> Result<Tensor, String> {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
         2 | 3 => {
             let raw = bytes.get(8..12).ok_or("truncated .npy header")?;
-            (u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize, 12)
+            (
+                u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize,
+                12,
+            )
         }
         v => return Err(format!("unsupported .npy format version {v}")),
     };
@@ -44,7 +53,9 @@ pub fn decode(bytes: &[u8]) -> Result<Tensor, String> {
     let descr = dict_value(header, "descr").ok_or("the .npy header has no 'descr'")?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
     if dict_value(header, "fortran_order").is_some_and(|v| v.starts_with("True")) {
-        return Err("Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into());
+        return Err(
+            "Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into(),
+        );
     }
     let shape = parse_shape(dict_value(header, "shape").ok_or("the .npy header has no 'shape'")?)?;
     let (dtype, big_endian) = parse_descr(descr)?;
@@ -82,7 +93,13 @@ pub fn encode(tensor: &Tensor) -> Result<Vec<u8>, String> {
     };
     let shape = match tensor.shape() {
         [one] => format!("({one},)"),
-        dims => format!("({})", dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+        dims => format!(
+            "({})",
+            dims.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
     // Pad so that the data starts on a 64-byte boundary, ending with a newline.
@@ -100,8 +117,13 @@ pub fn encode(tensor: &Tensor) -> Result<Vec<u8>, String> {
 
 /// The raw text of `key`'s value in a Python dict literal.
 fn dict_value<'h>(header: &'h str, key: &str) -> Option<&'h str> {
-    let start = header.find(&format!("'{key}'")).or_else(|| header.find(&format!("\"{key}\"")))?;
-    let rest = header[start + key.len() + 2..].trim_start().strip_prefix(':')?.trim_start();
+    let start = header
+        .find(&format!("'{key}'"))
+        .or_else(|| header.find(&format!("\"{key}\"")))?;
+    let rest = header[start + key.len() + 2..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
     let end = if rest.starts_with('(') {
         rest.find(')')? + 1
     } else {
@@ -116,7 +138,11 @@ fn parse_shape(text: &str) -> Result<Vec<usize>, String> {
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.trim_end_matches('L').parse::<usize>().map_err(|_| format!("bad .npy shape `{text}`")))
+        .map(|s| {
+            s.trim_end_matches('L')
+                .parse::<usize>()
+                .map_err(|_| format!("bad .npy shape `{text}`"))
+        })
         .collect()
 }
 
@@ -139,7 +165,11 @@ fn parse_descr(descr: &str) -> Result<(DType, bool), String> {
         "u8" => DType::U64,
         "i8" => DType::I64,
         "f8" => DType::F64,
-        _ => return Err(format!("unsupported .npy dtype `{descr}` (numeric and bool arrays only)")),
+        _ => {
+            return Err(format!(
+                "unsupported .npy dtype `{descr}` (numeric and bool arrays only)"
+            ))
+        }
     };
     Ok((dtype, big_endian))
 }
@@ -182,7 +212,8 @@ fn decode_payload(dtype: DType, p: &[u8], big_endian: bool) -> TensorData {
 fn encode_payload(data: &TensorData, out: &mut Vec<u8>) {
     macro_rules! le {
         ($v:expr) => {
-            $v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
+            $v.iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
         };
     }
     match data {

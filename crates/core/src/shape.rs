@@ -50,7 +50,11 @@ impl Shape {
     /// True when `concrete` has the same rank and agrees on every fixed dimension.
     pub fn accepts(&self, concrete: &[usize]) -> bool {
         self.0.len() == concrete.len()
-            && self.0.iter().zip(concrete).all(|(d, &c)| d.fixed().is_none_or(|f| f == c))
+            && self
+                .0
+                .iter()
+                .zip(concrete)
+                .all(|(d, &c)| d.fixed().is_none_or(|f| f == c))
     }
 
     /// True when the first dimension is dynamic, i.e. the model takes a batch.
@@ -88,7 +92,11 @@ mod tests {
 
     #[test]
     fn accepts_checks_rank_and_fixed_dims() {
-        let s = Shape(vec![Dim::Dynamic(Some("N".into())), Dim::Fixed(3), Dim::Dynamic(None)]);
+        let s = Shape(vec![
+            Dim::Dynamic(Some("N".into())),
+            Dim::Fixed(3),
+            Dim::Dynamic(None),
+        ]);
         assert!(s.accepts(&[4, 3, 100]));
         assert!(!s.accepts(&[4, 2, 100]));
         assert!(!s.accepts(&[4, 3]));

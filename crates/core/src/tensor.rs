@@ -167,7 +167,11 @@ impl Tensor {
     pub fn new(shape: Vec<usize>, data: TensorData) -> Result<Tensor> {
         let expected = element_count(&shape);
         if expected != data.len() {
-            return Err(Error::DataLength { shape, expected, actual: data.len() });
+            return Err(Error::DataLength {
+                shape,
+                expected,
+                actual: data.len(),
+            });
         }
         Ok(Tensor { shape, data })
     }
@@ -180,7 +184,10 @@ impl Tensor {
     /// A tensor of zeros.
     pub fn zeros(dtype: DType, shape: Vec<usize>) -> Tensor {
         let len = element_count(&shape);
-        Tensor { shape, data: TensorData::zeros(dtype, len) }
+        Tensor {
+            shape,
+            data: TensorData::zeros(dtype, len),
+        }
     }
 
     /// The element type.
@@ -264,7 +271,10 @@ pub struct NamedTensor {
 impl NamedTensor {
     /// Pairs a name with a tensor.
     pub fn new(name: impl Into<String>, tensor: Tensor) -> NamedTensor {
-        NamedTensor { name: name.into(), tensor }
+        NamedTensor {
+            name: name.into(),
+            tensor,
+        }
     }
 }
 
@@ -296,7 +306,10 @@ mod tests {
     fn summary_reports_stats_and_non_finite() {
         let t = Tensor::from_vec(vec![3], vec![1f32, 3.0, f32::NAN]).unwrap();
         let s = t.summary();
-        assert!(s.contains("min 1.0") && s.contains("max 3.0") && s.contains("1 non-finite"), "{s}");
+        assert!(
+            s.contains("min 1.0") && s.contains("max 3.0") && s.contains("1 non-finite"),
+            "{s}"
+        );
     }
 
     #[test]
