@@ -43,16 +43,6 @@ macro_rules! not_compiled_backend {
 }
 
 #[cfg(not(feature = "ort"))]
-not_compiled_backend!(
-    OrtBackend,
-    hinfer_core::BackendKind::Ort,
-    "onnxruntime",
-    "ort"
-);
+not_compiled_backend!(OrtBackend, hinfer_core::BackendKind::Ort, "onnxruntime", "ort");
 #[cfg(not(feature = "tract"))]
-not_compiled_backend!(
-    TractBackend,
-    hinfer_core::BackendKind::Tract,
-    "tract",
-    "tract"
-);
+not_compiled_backend!(TractBackend, hinfer_core::BackendKind::Tract, "tract", "tract");

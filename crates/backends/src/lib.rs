@@ -75,18 +75,14 @@ pub fn select(choice: BackendChoice) -> Result<Arc<dyn Backend>> {
     match choice {
         BackendChoice::Only(kind) => create(kind),
         BackendChoice::Auto => create(BackendKind::Ort).or_else(|ort_err| {
-            tracing::info!("onnxruntime unavailable ({ort_err}); using tract");
-            create(BackendKind::Tract).map_err(|tract_err| {
-                Error::Config(format!("no backend is available: {ort_err}; {tract_err}"))
-            })
+            tracing::warn!("onnxruntime unavailable ({ort_err}); using tract");
+            create(BackendKind::Tract)
+                .map_err(|tract_err| Error::Config(format!("no backend is available: {ort_err}; {tract_err}")))
         }),
     }
 }
 
 /// The backends that can be created in this process, each with its description.
 pub fn available() -> Vec<(BackendKind, Result<Arc<dyn Backend>>)> {
-    BackendKind::ALL
-        .into_iter()
-        .map(|k| (k, create(k)))
-        .collect()
+    BackendKind::ALL.into_iter().map(|k| (k, create(k))).collect()
 }

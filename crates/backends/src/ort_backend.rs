@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hinfer_core::{
-    Backend, BackendKind, DType, Dim, Error, ModelMetadata, ModelRunner, ModelSource, NamedTensor,
-    PreparedModel, Result, SessionOptions, Shape, Tensor, TensorData, TensorSpec,
+    Backend, BackendKind, DType, Dim, Error, ModelMetadata, ModelRunner, ModelSource, NamedTensor, PreparedModel,
+    Result, SessionOptions, Shape, Tensor, TensorData, TensorSpec,
 };
 use ort::environment::Environment;
 use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights, SessionBuilder};
@@ -37,18 +37,13 @@ fn process() -> Result<&'static OrtProcess> {
         .get_or_init(|| {
             let (library, via) = match find_onnxruntime() {
                 LibrarySearch::Found { path, via } => (path, via),
-                LibrarySearch::NotFound { searched } => {
-                    return Err(LibrarySearch::not_found_reason(&searched))
-                }
+                LibrarySearch::NotFound { searched } => return Err(LibrarySearch::not_found_reason(&searched)),
             };
-            let builder = ort::init_from(&library)
-                .map_err(|e| format!("could not load {}: {e}", library.display()))?;
-            let environment = builder.with_name("hinfer").build().map_err(|e| {
-                format!(
-                    "could not start ONNX Runtime from {}: {e}",
-                    library.display()
-                )
-            })?;
+            let builder = ort::init_from(&library).map_err(|e| format!("could not load {}: {e}", library.display()))?;
+            let environment = builder
+                .with_name("hinfer")
+                .build()
+                .map_err(|e| format!("could not start ONNX Runtime from {}: {e}", library.display()))?;
             tracing::info!(library = %library.display(), via, "loaded ONNX Runtime");
             Ok(OrtProcess {
                 library,
@@ -71,9 +66,7 @@ pub struct OrtBackend {
 impl OrtBackend {
     /// Loads the ONNX Runtime library, or says where it looked and why it failed.
     pub fn new() -> Result<OrtBackend> {
-        Ok(OrtBackend {
-            process: process()?,
-        })
+        Ok(OrtBackend { process: process()? })
     }
 }
 
@@ -90,11 +83,7 @@ impl Backend for OrtBackend {
         )
     }
 
-    fn prepare(
-        &self,
-        model: &ModelSource,
-        options: &SessionOptions,
-    ) -> Result<Arc<dyn PreparedModel>> {
+    fn prepare(&self, model: &ModelSource, options: &SessionOptions) -> Result<Arc<dyn PreparedModel>> {
         let prepacked = PrepackedWeights::new();
         let session = new_session(self.process, model, options, &prepacked)?;
         let metadata = metadata_of(&session, &model.label)?;
@@ -135,8 +124,7 @@ fn new_session(
             .with_prepacked_weights(prepacked)
             .map_err(Into::into)
     };
-    let mut builder = configure()
-        .map_err(|e| backend_error(&model.label, "cannot configure a session for", e))?;
+    let mut builder = configure().map_err(|e| backend_error(&model.label, "cannot configure a session for", e))?;
     let session = match &model.path {
         // From the file, so that external data beside it is found.
         Some(path) => builder.commit_from_file(path),
@@ -201,11 +189,7 @@ fn dtype_of(ty: TensorElementType, label: &str) -> Result<DType> {
         TensorElementType::Float32 => DType::F32,
         TensorElementType::Float64 => DType::F64,
         TensorElementType::String => DType::Bytes,
-        other => {
-            return Err(Error::Unsupported(format!(
-                "model {label}: element type {other:?}"
-            )))
-        }
+        other => return Err(Error::Unsupported(format!("model {label}: element type {other:?}"))),
     })
 }
 
@@ -226,11 +210,7 @@ impl PreparedModel for OrtPrepared {
     }
 
     fn spawn(&self) -> Result<Box<dyn ModelRunner>> {
-        let reused = self
-            .first_session
-            .lock()
-            .map(|mut s| s.take())
-            .unwrap_or(None);
+        let reused = self.first_session.lock().map(|mut s| s.take()).unwrap_or(None);
         let session = match reused {
             Some(s) => s,
             None => new_session(self.process, &self.model, &self.options, &self.prepacked)?,
@@ -311,9 +291,7 @@ fn input_value(t: &Tensor) -> Result<SessionInputValue<'_>> {
                 .iter()
                 .map(|b| String::from_utf8(b.clone()))
                 .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|_| {
-                    Error::Unsupported("onnxruntime string inputs must be valid UTF-8".into())
-                })?;
+                .map_err(|_| Error::Unsupported("onnxruntime string inputs must be valid UTF-8".into()))?;
             ort::value::Tensor::from_string_array((shape, strings.as_slice()))
                 .map(SessionInputValue::from)
                 .map_err(err)

@@ -1,7 +1,8 @@
 //! Finding `libonnxruntime.so` on this machine.
 //!
 //! Search order, first hit wins:
-//! 1. `ORT_DYLIB_PATH` (a file, or a folder holding the library);
+//! 1. `ORT_DYLIB_PATH` (a file, or a folder holding the library); when it is set,
+//!    nothing else is tried, so a wrong setting is reported, not silently replaced;
 //! 2. the installed `onnxruntime` (or `onnxruntime-gpu`) Python package,
 //!    `onnxruntime/capi/libonnxruntime.so.*`, in the site-packages of `python3`
 //!    (or `$HINFER_PYTHON`), of `$VIRTUAL_ENV`, and of `$PYTHONPATH` entries;
@@ -36,20 +37,21 @@ impl LibrarySearch {
 /// Searches for the ONNX Runtime shared library in hinfer's documented order.
 pub fn find_onnxruntime() -> LibrarySearch {
     let mut searched = Vec::new();
-    if let Some(value) = std::env::var_os("ORT_DYLIB_PATH") {
+    if let Some(value) = std::env::var_os("ORT_DYLIB_PATH").filter(|v| !v.is_empty()) {
+        // An explicit setting is obeyed or reported, never silently replaced by another library.
         let path = PathBuf::from(&value);
-        match library_in(&path) {
-            Some(found) => {
-                return LibrarySearch::Found {
-                    path: found,
-                    via: "ORT_DYLIB_PATH",
-                }
-            }
-            None => searched.push(format!(
-                "ORT_DYLIB_PATH={} (no library there)",
-                path.display()
-            )),
-        }
+        return match library_in(&path) {
+            Some(found) => LibrarySearch::Found {
+                path: found,
+                via: "ORT_DYLIB_PATH",
+            },
+            None => LibrarySearch::NotFound {
+                searched: vec![format!(
+                    "ORT_DYLIB_PATH={} (no such file, nor a folder holding libonnxruntime.so*)",
+                    path.display()
+                )],
+            },
+        };
     }
     for site in python_site_dirs() {
         for package in ["onnxruntime", "onnxruntime_gpu"] {
@@ -104,18 +106,15 @@ fn python_site_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(venv) = std::env::var_os("VIRTUAL_ENV") {
         if let Ok(entries) = std::fs::read_dir(Path::new(&venv).join("lib")) {
-            dirs.extend(
-                entries
-                    .filter_map(|e| e.ok())
-                    .map(|e| e.path().join("site-packages")),
-            );
+            dirs.extend(entries.filter_map(|e| e.ok()).map(|e| e.path().join("site-packages")));
         }
     }
     if let Some(pp) = std::env::var_os("PYTHONPATH") {
         dirs.extend(std::env::split_paths(&pp));
     }
     let python = std::env::var("HINFER_PYTHON").unwrap_or_else(|_| "python3".into());
-    let script = "import site, sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()] + sys.path))";
+    let script =
+        "import site, sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()] + sys.path))";
     if let Ok(out) = Command::new(&python).args(["-c", script]).output() {
         if out.status.success() {
             dirs.extend(
@@ -165,10 +164,7 @@ mod tests {
             Some(dir.path().join("libonnxruntime.so.1.32.0"))
         );
         std::fs::write(dir.path().join("libonnxruntime.so"), b"").unwrap();
-        assert_eq!(
-            library_in(dir.path()),
-            Some(dir.path().join("libonnxruntime.so"))
-        );
+        assert_eq!(library_in(dir.path()), Some(dir.path().join("libonnxruntime.so")));
         let file = dir.path().join("libonnxruntime.so.1.20.0");
         assert_eq!(library_in(&file), Some(file));
     }
@@ -176,9 +172,6 @@ mod tests {
     #[test]
     fn not_found_message_lists_places() {
         let msg = LibrarySearch::not_found_reason(&["/a".into(), "/b".into()]);
-        assert!(
-            msg.contains("/a; /b") && msg.contains("ORT_DYLIB_PATH"),
-            "{msg}"
-        );
+        assert!(msg.contains("/a; /b") && msg.contains("ORT_DYLIB_PATH"), "{msg}");
     }
 }

@@ -1,24 +1,32 @@
 //! tract, the pure-Rust ONNX engine.
 //!
 //! Unknown input dimensions (an unnamed dynamic width, say) become tract symbols
-//! so that the model can be optimised once and run at any size. Each model gets
-//! its own matmul thread pool sized by [`SessionOptions::intra_threads`]; each
-//! worker gets its own tract state (`spawn`), the plan itself is shared.
+//! so that the model is optimised once and runs at any size. Some graphs only
+//! type-check once every size is known (shape arithmetic tract cannot do on
+//! symbols, as in PP-OCRv5 det and cls); those are planned per concrete input
+//! shape on first use, and each runner keeps its recent plans.
+//!
+//! Each model gets its own matmul thread pool sized by
+//! [`SessionOptions::intra_threads`]; each worker gets its own tract state.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use hinfer_core::{
-    Backend, BackendKind, DType, Dim, Error, ModelMetadata, ModelRunner, ModelSource, NamedTensor,
-    PreparedModel, Result, SessionOptions, Shape, Tensor, TensorData, TensorSpec,
+    Backend, BackendKind, DType, Dim, Error, ModelMetadata, ModelRunner, ModelSource, NamedTensor, PreparedModel,
+    Result, SessionOptions, Shape, Tensor, TensorData, TensorSpec,
 };
 use tract_linalg::multithread::Executor;
 use tract_onnx::prelude::{
-    tvec, DatumType, Framework, InferenceFact, InferenceModelExt, RunOptions, TDim, TValue, TVec,
-    TypedSimplePlan, TypedSimpleState,
+    DatumType, Framework, InferenceFact, InferenceModel, InferenceModelExt, RunOptions, TDim, TValue, TVec, TractError,
+    TypedFact, TypedModel, TypedSimplePlan, TypedSimpleState,
 };
 use tract_onnx::tract_hir::infer::Factoid;
 
 const NAME: &str = "tract";
+
+/// Plans kept per runner when a model is planned per input shape.
+const MAX_PLANS_PER_RUNNER: usize = 16;
 
 /// The tract backend.
 pub struct TractBackend(());
@@ -39,112 +47,20 @@ impl Backend for TractBackend {
         "tract 0.23 (pure Rust)".into()
     }
 
-    fn prepare(
-        &self,
-        model: &ModelSource,
-        options: &SessionOptions,
-    ) -> Result<Arc<dyn PreparedModel>> {
-        let invalid = |stage: &str, e: tract_onnx::prelude::TractError| Error::InvalidModel {
-            model: model.label.clone(),
+    fn prepare(&self, model: &ModelSource, options: &SessionOptions) -> Result<Arc<dyn PreparedModel>> {
+        let label = model.label.as_str();
+        let invalid = |stage: &str, e: TractError| Error::InvalidModel {
+            model: label.to_string(),
             reason: format!("tract could not {stage}: {e:#}"),
         };
         let onnx = tract_onnx::onnx().with_ignore_value_info(true);
-        let mut inference = match &model.path {
+        let inference = match &model.path {
             Some(path) => onnx.model_for_path(path),
             None => onnx.model_for_read(&mut &model.bytes[..]),
         }
         .map_err(|e| invalid("load the model", e))?;
-
-        let input_names =
-            outlet_names(&inference, true).map_err(|e| invalid("read the inputs", e))?;
-        let output_names =
-            outlet_names(&inference, false).map_err(|e| invalid("read the outputs", e))?;
-        for ix in 0..input_names.len() {
-            let fact = inference
-                .input_fact(ix)
-                .map_err(|e| invalid("read an input", e))?
-                .clone();
-            let dt = fact
-                .datum_type
-                .concretize()
-                .ok_or_else(|| Error::InvalidModel {
-                    model: model.label.clone(),
-                    reason: format!("input `{}` has no element type", input_names[ix]),
-                })?;
-            let rank = fact
-                .shape
-                .rank()
-                .concretize()
-                .ok_or_else(|| Error::InvalidModel {
-                    model: model.label.clone(),
-                    reason: format!("input `{}` has no known rank", input_names[ix]),
-                })?;
-            let dims: Vec<TDim> = fact
-                .shape
-                .dims()
-                .take(rank as usize)
-                .enumerate()
-                .map(|(axis, d)| {
-                    d.concretize().unwrap_or_else(|| {
-                        inference
-                            .symbols
-                            .sym(&format!("{}_{axis}", input_names[ix]))
-                            .into()
-                    })
-                })
-                .collect();
-            inference
-                .set_input_fact(ix, InferenceFact::dt_shape(dt, dims))
-                .map_err(|e| invalid("set an input fact", e))?;
-        }
-        let typed = if options.optimize {
-            inference.into_optimized()
-        } else {
-            inference.into_typed()
-        }
-        .map_err(|e| invalid("optimise the model", e))?;
-
-        let spec = |name: &str, fact: &tract_onnx::prelude::TypedFact| -> Result<TensorSpec> {
-            let dims = fact
-                .shape
-                .iter()
-                .map(|d| match d.as_i64() {
-                    Some(n) => Dim::Fixed(n as usize),
-                    None => Dim::Dynamic(Some(d.to_string())),
-                })
-                .collect();
-            Ok(TensorSpec {
-                name: name.to_string(),
-                dtype: dtype_of(fact.datum_type, &model.label)?,
-                shape: Shape(dims),
-            })
-        };
-        let metadata = ModelMetadata {
-            inputs: input_names
-                .iter()
-                .enumerate()
-                .map(|(ix, name)| {
-                    spec(
-                        name,
-                        typed
-                            .input_fact(ix)
-                            .map_err(|e| invalid("type an input", e))?,
-                    )
-                })
-                .collect::<Result<_>>()?,
-            outputs: output_names
-                .iter()
-                .enumerate()
-                .map(|(ix, name)| {
-                    spec(
-                        name,
-                        typed
-                            .output_fact(ix)
-                            .map_err(|e| invalid("type an output", e))?,
-                    )
-                })
-                .collect::<Result<_>>()?,
-        };
+        let input_names = outlet_names(&inference, true).map_err(|e| invalid("read the inputs", e))?;
+        let output_names = outlet_names(&inference, false).map_err(|e| invalid("read the outputs", e))?;
 
         let threads = options.intra_threads.max(1);
         let executor = if threads > 1 {
@@ -156,22 +72,87 @@ impl Backend for TractBackend {
             executor: Some(executor),
             ..RunOptions::default()
         };
-        let plan = typed
-            .into_runnable_with_options(&run_options)
-            .map_err(|e| invalid("plan the model", e))?;
+
+        let symbolic = with_symbolic_inputs(inference.clone(), &input_names, label)?;
+        let typed = if options.optimize {
+            symbolic.into_optimized()
+        } else {
+            symbolic.into_typed()
+        };
+        let (plan, metadata) = match typed {
+            Ok(typed) => {
+                let metadata = typed_metadata(&typed, &input_names, &output_names, label)?;
+                let plan = typed
+                    .into_runnable_with_options(&run_options)
+                    .map_err(|e| invalid("plan the model", e))?;
+                (Plan::Symbolic(plan), metadata)
+            }
+            Err(e) => {
+                tracing::info!(
+                    model = label,
+                    "tract cannot plan for symbolic sizes ({e}); planning per input shape"
+                );
+                // Type inference as far as it goes, for the outputs' element types.
+                let mut analysed = inference.clone();
+                let _ = analysed.analyse(true);
+                let metadata = declared_metadata(&analysed, &input_names, &output_names, label)?;
+                (
+                    Plan::PerShape(Arc::new(PerShape {
+                        model: inference,
+                        optimize: options.optimize,
+                        run_options,
+                    })),
+                    metadata,
+                )
+            }
+        };
         Ok(Arc::new(TractPrepared {
             plan,
             metadata,
-            label: model.label.clone(),
+            label: label.to_string(),
         }))
     }
 }
 
+/// Replaces every unknown input dimension with a named symbol (`<input>_<axis>`).
+fn with_symbolic_inputs(mut model: InferenceModel, input_names: &[String], label: &str) -> Result<InferenceModel> {
+    let invalid = |reason: String| Error::InvalidModel {
+        model: label.to_string(),
+        reason,
+    };
+    for (ix, name) in input_names.iter().enumerate() {
+        let fact = model
+            .input_fact(ix)
+            .map_err(|e| invalid(format!("tract: {e}")))?
+            .clone();
+        let dt = fact
+            .datum_type
+            .concretize()
+            .ok_or_else(|| invalid(format!("input `{name}` has no element type")))?;
+        let rank = fact
+            .shape
+            .rank()
+            .concretize()
+            .ok_or_else(|| invalid(format!("input `{name}` has no known rank")))?;
+        let dims: Vec<TDim> = fact
+            .shape
+            .dims()
+            .take(rank as usize)
+            .enumerate()
+            .map(|(axis, d)| {
+                d.concretize()
+                    .unwrap_or_else(|| model.symbols.sym(&format!("{name}_{axis}")).into())
+            })
+            .collect();
+        model
+            .set_input_fact(ix, InferenceFact::dt_shape(dt, dims))
+            .map_err(|e| invalid(format!("tract: {e}")))?;
+    }
+    Ok(model)
+}
+
 /// Names of the graph's inputs (or outputs), as the ONNX file spells them.
-fn outlet_names(
-    model: &tract_onnx::prelude::InferenceModel,
-    inputs: bool,
-) -> tract_onnx::prelude::TractResult<Vec<String>> {
+fn outlet_names(model: &InferenceModel, inputs: bool) -> tract_onnx::prelude::TractResult<Vec<String>> {
     let outlets = if inputs {
         model.input_outlets()?
     } else {
@@ -179,13 +160,91 @@ fn outlet_names(
     };
     Ok(outlets
         .iter()
-        .map(|&o| {
-            model
-                .outlet_label(o)
-                .unwrap_or(&model.node(o.node).name)
-                .to_string()
-        })
+        .map(|&o| model.outlet_label(o).unwrap_or(&model.node(o.node).name).to_string())
         .collect())
+}
+
+fn spec_from_typed(name: &str, fact: &TypedFact, label: &str) -> Result<TensorSpec> {
+    let dims = fact
+        .shape
+        .iter()
+        .map(|d| match d.as_i64() {
+            Some(n) => Dim::Fixed(n as usize),
+            None => Dim::Dynamic(Some(d.to_string())),
+        })
+        .collect();
+    Ok(TensorSpec {
+        name: name.to_string(),
+        dtype: dtype_of(fact.datum_type, label)?,
+        shape: Shape(dims),
+    })
+}
+
+/// Inputs and outputs of a typed model, with their ONNX names.
+fn typed_metadata(typed: &TypedModel, inputs: &[String], outputs: &[String], label: &str) -> Result<ModelMetadata> {
+    let fail = |e: TractError| Error::InvalidModel {
+        model: label.to_string(),
+        reason: format!("tract: {e}"),
+    };
+    Ok(ModelMetadata {
+        inputs: inputs
+            .iter()
+            .enumerate()
+            .map(|(ix, n)| spec_from_typed(n, typed.input_fact(ix).map_err(fail)?, label))
+            .collect::<Result<_>>()?,
+        outputs: outputs
+            .iter()
+            .enumerate()
+            .map(|(ix, n)| spec_from_typed(n, typed.output_fact(ix).map_err(fail)?, label))
+            .collect::<Result<_>>()?,
+    })
+}
+
+/// Inputs and outputs as the ONNX file declares them (for models planned per shape).
+fn declared_metadata(
+    model: &InferenceModel,
+    inputs: &[String],
+    outputs: &[String],
+    label: &str,
+) -> Result<ModelMetadata> {
+    let invalid = |reason: String| Error::InvalidModel {
+        model: label.to_string(),
+        reason,
+    };
+    let spec = |name: &str, fact: &InferenceFact| -> Result<TensorSpec> {
+        let dt = fact
+            .datum_type
+            .concretize()
+            .ok_or_else(|| invalid(format!("`{name}` has no declared element type")))?;
+        let dims = fact
+            .shape
+            .dims()
+            .map(|d| match d.concretize() {
+                Some(d) => d
+                    .as_i64()
+                    .map_or_else(|| Dim::Dynamic(Some(d.to_string())), |n| Dim::Fixed(n as usize)),
+                None => Dim::Dynamic(None),
+            })
+            .collect();
+        Ok(TensorSpec {
+            name: name.to_string(),
+            dtype: dtype_of(dt, label)?,
+            shape: Shape(dims),
+        })
+    };
+    let fail = |e: TractError| invalid(format!("tract: {e}"));
+    Ok(ModelMetadata {
+        inputs: inputs
+            .iter()
+            .enumerate()
+            .map(|(ix, n)| spec(n, model.input_fact(ix).map_err(fail)?))
+            .collect::<Result<_>>()?,
+        outputs: outputs
+            .iter()
+            .enumerate()
+            .map(|(ix, n)| spec(n, model.output_fact(ix).map_err(fail)?))
+            .collect::<Result<_>>()?,
+    })
 }
 
 fn dtype_of(dt: DatumType, label: &str) -> Result<DType> {
@@ -211,9 +270,51 @@ fn dtype_of(dt: DatumType, label: &str) -> Result<DType> {
     })
 }
 
-/// A model optimised and planned by tract.
+/// How a model is planned.
+enum Plan {
+    /// One plan for every input size.
+    Symbolic(Arc<TypedSimplePlan>),
+    /// A plan per concrete set of input shapes, made on first use.
+    PerShape(Arc<PerShape>),
+}
+
+/// What a runner needs to plan a model for concrete input shapes.
+struct PerShape {
+    model: InferenceModel,
+    optimize: bool,
+    run_options: RunOptions,
+}
+
+impl PerShape {
+    fn plan(&self, inputs: &[tract_onnx::prelude::Tensor], label: &str) -> Result<TypedSimpleState> {
+        let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
+        let fail = |e: TractError| Error::Backend {
+            backend: NAME,
+            message: format!("cannot plan {label} for input shapes {shapes:?}: {e:#}"),
+        };
+        let mut concrete = self.model.clone();
+        for (ix, t) in inputs.iter().enumerate() {
+            concrete
+                .set_input_fact(ix, InferenceFact::dt_shape(t.datum_type(), t.shape()))
+                .map_err(fail)?;
+        }
+        let typed = if self.optimize {
+            concrete.into_optimized()
+        } else {
+            concrete.into_typed()
+        }
+        .map_err(fail)?;
+        typed
+            .into_runnable_with_options(&self.run_options)
+            .map_err(fail)?
+            .spawn()
+            .map_err(fail)
+    }
+}
+
+/// A model loaded by tract.
 struct TractPrepared {
-    plan: Arc<TypedSimplePlan>,
+    plan: Plan,
     metadata: ModelMetadata,
     label: String,
 }
@@ -224,50 +325,80 @@ impl PreparedModel for TractPrepared {
     }
 
     fn spawn(&self) -> Result<Box<dyn ModelRunner>> {
-        let state = self.plan.spawn().map_err(|e| Error::Backend {
-            backend: NAME,
-            message: format!("cannot create a state for {}: {e:#}", self.label),
-        })?;
+        let states = match &self.plan {
+            Plan::Symbolic(plan) => States::Symbolic(plan.spawn().map_err(|e| Error::Backend {
+                backend: NAME,
+                message: format!("cannot create a state for {}: {e:#}", self.label),
+            })?),
+            Plan::PerShape(per_shape) => States::PerShape {
+                planner: per_shape.clone(),
+                by_shape: HashMap::new(),
+            },
+        };
         Ok(Box::new(TractRunner {
-            state,
+            states,
             metadata: self.metadata.clone(),
             label: self.label.clone(),
         }))
     }
 }
 
+/// A runner's tract states: one, or one per input shapes.
+enum States {
+    Symbolic(TypedSimpleState),
+    PerShape {
+        planner: Arc<PerShape>,
+        by_shape: HashMap<Vec<Vec<usize>>, TypedSimpleState>,
+    },
+}
+
 /// One worker's tract state.
 struct TractRunner {
-    state: TypedSimpleState,
+    states: States,
     metadata: ModelMetadata,
     label: String,
+}
+
+impl TractRunner {
+    /// The state to run `inputs` with, planning for their shapes if needed.
+    fn state_for(&mut self, inputs: &[tract_onnx::prelude::Tensor]) -> Result<&mut TypedSimpleState> {
+        match &mut self.states {
+            States::Symbolic(state) => Ok(state),
+            States::PerShape { planner, by_shape } => {
+                let key: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape().to_vec()).collect();
+                if !by_shape.contains_key(&key) {
+                    let state = planner.plan(inputs, &self.label)?;
+                    if by_shape.len() >= MAX_PLANS_PER_RUNNER {
+                        by_shape.clear();
+                    }
+                    by_shape.insert(key.clone(), state);
+                }
+                Ok(by_shape.get_mut(&key).expect("inserted above"))
+            }
+        }
+    }
 }
 
 impl ModelRunner for TractRunner {
     fn run(&mut self, inputs: &[NamedTensor]) -> Result<Vec<NamedTensor>> {
         self.metadata.validate_inputs(inputs)?;
-        let mut ordered: TVec<TValue> = tvec![];
+        let mut ordered = Vec::with_capacity(inputs.len());
         for spec in &self.metadata.inputs {
-            let given = inputs
-                .iter()
-                .find(|t| t.name == spec.name)
-                .expect("validated above");
-            ordered.push(to_tract(&given.tensor)?.into());
+            let given = inputs.iter().find(|t| t.name == spec.name).expect("validated above");
+            ordered.push(to_tract(&given.tensor)?);
         }
-        let outputs = self.state.run(ordered).map_err(|e| Error::Backend {
+        let label = self.label.clone();
+        let state = self.state_for(&ordered)?;
+        let values: TVec<TValue> = ordered.into_iter().map(TValue::from).collect();
+        let outputs = state.run(values).map_err(|e| Error::Backend {
             backend: NAME,
-            message: format!("running {}: {e:#}", self.label),
+            message: format!("running {label}: {e:#}"),
         })?;
         self.metadata
             .outputs
             .iter()
             .zip(outputs)
-            .map(|(spec, value)| {
-                Ok(NamedTensor::new(
-                    spec.name.clone(),
-                    from_tract(&value, &self.label)?,
-                ))
-            })
+            .map(|(spec, value)| Ok(NamedTensor::new(spec.name.clone(), from_tract(&value, &label)?)))
             .collect()
     }
 }
@@ -292,17 +423,13 @@ fn to_tract(t: &Tensor) -> Result<tract_onnx::prelude::Tensor> {
         TensorData::F16(v) => T::from_shape(shape, v),
         TensorData::F32(v) => T::from_shape(shape, v),
         TensorData::F64(v) => T::from_shape(shape, v),
-        TensorData::BF16(_) => {
-            return Err(Error::Unsupported("tract does not run BF16 tensors".into()))
-        }
+        TensorData::BF16(_) => return Err(Error::Unsupported("tract does not run BF16 tensors".into())),
         TensorData::Bytes(v) => {
             let strings = v
                 .iter()
                 .map(|b| String::from_utf8(b.clone()))
                 .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|_| {
-                    Error::Unsupported("tract string inputs must be valid UTF-8".into())
-                })?;
+                .map_err(|_| Error::Unsupported("tract string inputs must be valid UTF-8".into()))?;
             tract_onnx::prelude::tract_ndarray::ArrayD::from_shape_vec(shape, strings)
                 .map(T::from)
                 .map_err(|e| tract_onnx::prelude::TractError::msg(e.to_string()))

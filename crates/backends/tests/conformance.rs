@@ -8,14 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hinfer_core::{
-    assert_close, npy, Backend, BackendKind, DType, Error, ModelSource, NamedTensor,
-    SessionOptions, Tensor, Tolerance,
+    assert_close, npy, Backend, BackendKind, DType, Error, ModelSource, NamedTensor, SessionOptions, Tensor, Tolerance,
 };
 
 fn testdata(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(name)
 }
 
 fn load(name: &str) -> Tensor {
@@ -34,12 +31,7 @@ fn backend(kind: BackendKind) -> Option<Arc<dyn Backend>> {
     }
 }
 
-fn run_model(
-    b: &dyn Backend,
-    model: &str,
-    inputs: Vec<NamedTensor>,
-    threads: usize,
-) -> Vec<NamedTensor> {
+fn run_model(b: &dyn Backend, model: &str, inputs: Vec<NamedTensor>, threads: usize) -> Vec<NamedTensor> {
     let source = ModelSource::from_file(&testdata(model)).unwrap();
     let prepared = b
         .prepare(
@@ -70,34 +62,17 @@ mod cases {
 
     pub fn digits_models_match_reference(b: &dyn Backend) {
         for (model, input, reference) in [
-            (
-                "digits_cnn.onnx",
-                "digits_cnn_input.npy",
-                "digits_cnn_logits.npy",
-            ),
-            (
-                "digits_mlp.onnx",
-                "digits_mlp_input.npy",
-                "digits_mlp_logits.npy",
-            ),
+            ("digits_cnn.onnx", "digits_cnn_input.npy", "digits_cnn_logits.npy"),
+            ("digits_mlp.onnx", "digits_mlp_input.npy", "digits_mlp_logits.npy"),
         ] {
             let x = load(input);
             let expected = load(reference);
             for (rows, threads) in [(64, 1), (1, 1), (8, 2)] {
-                let out = run_model(
-                    b,
-                    model,
-                    vec![NamedTensor::new("input", first_rows(&x, rows))],
-                    threads,
-                );
+                let out = run_model(b, model, vec![NamedTensor::new("input", first_rows(&x, rows))], threads);
                 assert_eq!(out.len(), 1);
                 assert_eq!(out[0].name, "logits");
-                assert_close(
-                    &out[0].tensor,
-                    &first_rows(&expected, rows),
-                    Tolerance::Close,
-                )
-                .unwrap_or_else(|e| panic!("{model} batch {rows}: {e}"));
+                assert_close(&out[0].tensor, &first_rows(&expected, rows), Tolerance::Close)
+                    .unwrap_or_else(|e| panic!("{model} batch {rows}: {e}"));
             }
         }
     }
@@ -115,12 +90,7 @@ mod cases {
             .chunks(10)
             .zip(labels.as_slice::<i64>().unwrap())
             .filter(|(row, &label)| {
-                let argmax = row
-                    .iter()
-                    .enumerate()
-                    .max_by(|a, b| a.1.total_cmp(b.1))
-                    .unwrap()
-                    .0;
+                let argmax = row.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().0;
                 argmax as i64 == label
             })
             .count();
@@ -135,18 +105,8 @@ mod cases {
         ];
         let out = run_model(b, "mixed_dtypes.onnx", inputs, 1);
         let expect = [
-            (
-                "a_times_2",
-                "mixed_a_times_2.npy",
-                DType::F16,
-                Tolerance::Exact,
-            ),
-            (
-                "b_plus_1",
-                "mixed_b_plus_1.npy",
-                DType::I64,
-                Tolerance::Exact,
-            ),
+            ("a_times_2", "mixed_a_times_2.npy", DType::F16, Tolerance::Exact),
+            ("b_plus_1", "mixed_b_plus_1.npy", DType::I64, Tolerance::Exact),
             ("not_c", "mixed_not_c.npy", DType::Bool, Tolerance::Exact),
             ("sum_f32", "mixed_sum_f32.npy", DType::F32, Tolerance::Close),
         ];
@@ -154,8 +114,7 @@ mod cases {
         for (got, (name, file, dtype, tolerance)) in out.iter().zip(expect) {
             assert_eq!(got.name, name);
             assert_eq!(got.tensor.dtype(), dtype);
-            assert_close(&got.tensor, &load(file), tolerance)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_close(&got.tensor, &load(file), tolerance).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
     }
 
@@ -177,24 +136,15 @@ mod cases {
         let mut runner = prepared.spawn().unwrap();
         let cases: Vec<(Vec<NamedTensor>, &str)> = vec![
             (
-                vec![NamedTensor::new(
-                    "input",
-                    Tensor::zeros(DType::F32, vec![1, 1, 8, 7]),
-                )],
+                vec![NamedTensor::new("input", Tensor::zeros(DType::F32, vec![1, 1, 8, 7]))],
                 "shape",
             ),
             (
-                vec![NamedTensor::new(
-                    "input",
-                    Tensor::zeros(DType::F64, vec![1, 1, 8, 8]),
-                )],
+                vec![NamedTensor::new("input", Tensor::zeros(DType::F64, vec![1, 1, 8, 8]))],
                 "dtype",
             ),
             (
-                vec![NamedTensor::new(
-                    "pixels",
-                    Tensor::zeros(DType::F32, vec![1, 1, 8, 8]),
-                )],
+                vec![NamedTensor::new("pixels", Tensor::zeros(DType::F32, vec![1, 1, 8, 8]))],
                 "unknown input `pixels`",
             ),
             (vec![], "missing input `input`"),
@@ -202,17 +152,11 @@ mod cases {
         for (inputs, needle) in cases {
             let err = runner.run(&inputs).unwrap_err();
             assert_eq!(err.label(), "invalid_input", "{err}");
-            assert!(
-                err.to_string().contains(needle),
-                "{err} should mention {needle}"
-            );
+            assert!(err.to_string().contains(needle), "{err} should mention {needle}");
         }
         // The runner still works after refusing bad input.
         let ok = runner
-            .run(&[NamedTensor::new(
-                "input",
-                Tensor::zeros(DType::F32, vec![2, 1, 8, 8]),
-            )])
+            .run(&[NamedTensor::new("input", Tensor::zeros(DType::F32, vec![2, 1, 8, 8]))])
             .unwrap();
         assert_eq!(ok[0].tensor.shape(), &[2, 10]);
     }
@@ -231,10 +175,7 @@ mod cases {
                 .err()
                 .expect("a broken model must be refused");
             assert_eq!(err.label(), "invalid_model", "{err}");
-            assert!(
-                err.to_string().contains(&path.display().to_string()),
-                "{err}"
-            );
+            assert!(err.to_string().contains(&path.display().to_string()), "{err}");
         }
     }
 

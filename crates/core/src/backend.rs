@@ -131,11 +131,7 @@ pub trait Backend: Send + Sync {
     fn describe(&self) -> String;
 
     /// Parses, checks and optimises a model. Errors name the model and the reason.
-    fn prepare(
-        &self,
-        model: &ModelSource,
-        options: &SessionOptions,
-    ) -> Result<Arc<dyn PreparedModel>>;
+    fn prepare(&self, model: &ModelSource, options: &SessionOptions) -> Result<Arc<dyn PreparedModel>>;
 }
 
 /// A loaded model, shared between the workers that run it.
@@ -161,15 +157,8 @@ mod tests {
     #[test]
     fn backend_kind_parses() {
         assert_eq!("ORT".parse::<BackendKind>().unwrap(), BackendKind::Ort);
-        assert_eq!(
-            "onnxruntime".parse::<BackendKind>().unwrap(),
-            BackendKind::Ort
-        );
-        assert!("tvm"
-            .parse::<BackendKind>()
-            .unwrap_err()
-            .to_string()
-            .contains("tvm"));
+        assert_eq!("onnxruntime".parse::<BackendKind>().unwrap(), BackendKind::Ort);
+        assert!("tvm".parse::<BackendKind>().unwrap_err().to_string().contains("tvm"));
     }
 
     #[test]

@@ -53,11 +53,7 @@ impl fmt::Display for Difference {
 /// Checks that `actual` matches `expected` in dtype, shape and values.
 ///
 /// NaN equals NaN and infinities must match exactly. The error says what differs.
-pub fn assert_close(
-    actual: &Tensor,
-    expected: &Tensor,
-    tolerance: Tolerance,
-) -> Result<Difference, String> {
+pub fn assert_close(actual: &Tensor, expected: &Tensor, tolerance: Tolerance) -> Result<Difference, String> {
     if actual.dtype() != expected.dtype() {
         return Err(format!(
             "dtype {} differs from expected {}",

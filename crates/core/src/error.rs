@@ -60,10 +60,7 @@ pub enum Error {
 
     /// A file that cannot be read or written.
     #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
 
     /// A model file that cannot be parsed or is not valid.
     #[error("model {model}: {reason}")]
@@ -78,17 +75,11 @@ pub enum Error {
 
     /// A backend that is compiled in but cannot work here (e.g. no shared library).
     #[error("the {backend} backend is unavailable: {reason}")]
-    BackendUnavailable {
-        backend: &'static str,
-        reason: String,
-    },
+    BackendUnavailable { backend: &'static str, reason: String },
 
     /// A backend failed to load or run a model.
     #[error("{backend}: {message}")]
-    Backend {
-        backend: &'static str,
-        message: String,
-    },
+    Backend { backend: &'static str, message: String },
 
     /// Something the backend or hinfer does not support yet.
     #[error("unsupported: {0}")]

@@ -5,6 +5,8 @@
 //! metrics exporter. Everything above it (backends, runtime, server) builds on these
 //! types.
 
+pub use half;
+
 pub mod backend;
 pub mod compare;
 pub mod dtype;

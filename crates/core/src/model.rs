@@ -74,11 +74,7 @@ impl ModelMetadata {
                 });
             }
         }
-        if let Some(missing) = self
-            .inputs
-            .iter()
-            .find(|s| !inputs.iter().any(|g| g.name == s.name))
-        {
+        if let Some(missing) = self.inputs.iter().find(|s| !inputs.iter().any(|g| g.name == s.name)) {
             return Err(Error::MissingInput {
                 name: missing.name.clone(),
                 spec: missing.to_string(),

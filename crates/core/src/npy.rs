@@ -39,10 +39,7 @@ pub fn decode(bytes: &[u8]) -> Result<Tensor, String> {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
         2 | 3 => {
             let raw = bytes.get(8..12).ok_or("truncated .npy header")?;
-            (
-                u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize,
-                12,
-            )
+            (u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize, 12)
         }
         v => return Err(format!("unsupported .npy format version {v}")),
     };
@@ -53,9 +50,7 @@ pub fn decode(bytes: &[u8]) -> Result<Tensor, String> {
     let descr = dict_value(header, "descr").ok_or("the .npy header has no 'descr'")?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
     if dict_value(header, "fortran_order").is_some_and(|v| v.starts_with("True")) {
-        return Err(
-            "Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into(),
-        );
+        return Err("Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into());
     }
     let shape = parse_shape(dict_value(header, "shape").ok_or("the .npy header has no 'shape'")?)?;
     let (dtype, big_endian) = parse_descr(descr)?;
@@ -95,10 +90,7 @@ pub fn encode(tensor: &Tensor) -> Result<Vec<u8>, String> {
         [one] => format!("({one},)"),
         dims => format!(
             "({})",
-            dims.iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
         ),
     };
     let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
@@ -212,8 +204,7 @@ fn decode_payload(dtype: DType, p: &[u8], big_endian: bool) -> TensorData {
 fn encode_payload(data: &TensorData, out: &mut Vec<u8>) {
     macro_rules! le {
         ($v:expr) => {
-            $v.iter()
-                .for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
+            $v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
         };
     }
     match data {

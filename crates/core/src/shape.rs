@@ -92,11 +92,7 @@ mod tests {
 
     #[test]
     fn accepts_checks_rank_and_fixed_dims() {
-        let s = Shape(vec![
-            Dim::Dynamic(Some("N".into())),
-            Dim::Fixed(3),
-            Dim::Dynamic(None),
-        ]);
+        let s = Shape(vec![Dim::Dynamic(Some("N".into())), Dim::Fixed(3), Dim::Dynamic(None)]);
         assert!(s.accepts(&[4, 3, 100]));
         assert!(!s.accepts(&[4, 2, 100]));
         assert!(!s.accepts(&[4, 3]));

@@ -1,0 +1,50 @@
+//! `hinfer`: the command-line face of the hinfer inference engine.
+
+use clap::{Parser, Subcommand};
+
+mod commands;
+mod embedded;
+mod inputs;
+mod latency;
+
+/// hinfer — a hybrid inference engine: run ONNX models on ONNX Runtime or tract.
+#[derive(Parser, Debug)]
+#[command(name = "hinfer", version, about, long_about = None)]
+struct Cli {
+    /// Log filter (e.g. `info`, `hinfer=debug`); also read from HINFER_LOG.
+    #[arg(long, global = true, env = "HINFER_LOG", default_value = "warn")]
+    log: String,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Describe an ONNX model: inputs, outputs, opsets, op types, parameters, weight storage.
+    Inspect(commands::inspect::InspectArgs),
+    /// Run an ONNX model on .npy inputs (or the bundled digits model), optionally benchmark it.
+    Run(commands::run::RunArgs),
+    /// List the backends compiled into this binary and whether each can load here.
+    Backends,
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_new(&cli.log).unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let outcome = match cli.command {
+        Command::Inspect(args) => commands::inspect::execute(args),
+        Command::Run(args) => commands::run::execute(args),
+        Command::Backends => commands::backends::execute(),
+    };
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
