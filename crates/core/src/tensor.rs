@@ -319,3 +319,119 @@ mod tests {
         assert_eq!(Tensor::zeros(DType::Bytes, vec![3]).len(), 3);
     }
 }
+
+/// Stacking requests into a batch and splitting a batch's outputs back.
+impl Tensor {
+    /// Concatenates tensors along the first (batch) dimension.
+    ///
+    /// All parts must share dtype and the dimensions after the first.
+    pub fn concat_batch(parts: &[&Tensor]) -> Result<Tensor> {
+        let Some(first) = parts.first() else {
+            return Err(Error::Unsupported("cannot concatenate zero tensors".into()));
+        };
+        if first.shape.is_empty() {
+            return Err(Error::Unsupported("cannot batch scalars".into()));
+        }
+        let mut rows = 0;
+        for p in parts {
+            if p.dtype() != first.dtype() || p.shape.len() != first.shape.len() || p.shape[1..] != first.shape[1..] {
+                return Err(Error::ShapeMismatch {
+                    name: String::new(),
+                    expected: format!("{} [?,{:?}]", first.dtype(), &first.shape[1..]),
+                    actual: p.shape.clone(),
+                });
+            }
+            rows += p.shape[0];
+        }
+        let mut shape = first.shape.clone();
+        shape[0] = rows;
+        macro_rules! join {
+            ($variant:ident) => {{
+                let mut out = Vec::with_capacity(element_count(&shape));
+                for p in parts {
+                    if let TensorData::$variant(v) = &p.data {
+                        out.extend_from_slice(v);
+                    }
+                }
+                TensorData::$variant(out)
+            }};
+        }
+        let data = match first.data {
+            TensorData::Bool(_) => join!(Bool),
+            TensorData::U8(_) => join!(U8),
+            TensorData::U16(_) => join!(U16),
+            TensorData::U32(_) => join!(U32),
+            TensorData::U64(_) => join!(U64),
+            TensorData::I8(_) => join!(I8),
+            TensorData::I16(_) => join!(I16),
+            TensorData::I32(_) => join!(I32),
+            TensorData::I64(_) => join!(I64),
+            TensorData::F16(_) => join!(F16),
+            TensorData::BF16(_) => join!(BF16),
+            TensorData::F32(_) => join!(F32),
+            TensorData::F64(_) => join!(F64),
+            TensorData::Bytes(_) => join!(Bytes),
+        };
+        Tensor::new(shape, data)
+    }
+
+    /// Splits along the first dimension into parts of `rows[i]` rows each.
+    pub fn split_batch(&self, rows: &[usize]) -> Result<Vec<Tensor>> {
+        let total: usize = rows.iter().sum();
+        if self.shape.first() != Some(&total) {
+            return Err(Error::ShapeMismatch {
+                name: String::new(),
+                expected: format!("[{total},...]"),
+                actual: self.shape.clone(),
+            });
+        }
+        let per_row = element_count(&self.shape[1..]);
+        let mut start = 0;
+        let mut out = Vec::with_capacity(rows.len());
+        for &r in rows {
+            let range = start * per_row..(start + r) * per_row;
+            let data = for_each_variant!(&self.data, v => v[range].to_vec().into_data());
+            let mut shape = self.shape.clone();
+            shape[0] = r;
+            out.push(Tensor { shape, data });
+            start += r;
+        }
+        Ok(out)
+    }
+}
+
+/// Rewraps a typed vector (helper for [`for_each_variant!`] results).
+trait IntoData {
+    fn into_data(self) -> TensorData;
+}
+
+impl<T: Element> IntoData for Vec<T> {
+    fn into_data(self) -> TensorData {
+        T::wrap(self)
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    #[test]
+    fn concat_then_split_is_identity() {
+        let a = Tensor::from_vec(vec![1, 2], vec![1i64, 2]).unwrap();
+        let b = Tensor::from_vec(vec![2, 2], vec![3i64, 4, 5, 6]).unwrap();
+        let joined = Tensor::concat_batch(&[&a, &b]).unwrap();
+        assert_eq!(joined.shape(), &[3, 2]);
+        assert_eq!(joined.as_slice::<i64>().unwrap(), &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(joined.split_batch(&[1, 2]).unwrap(), vec![a, b]);
+    }
+
+    #[test]
+    fn mismatched_parts_are_refused() {
+        let a = Tensor::zeros(DType::F32, vec![1, 2]);
+        let b = Tensor::zeros(DType::F32, vec![1, 3]);
+        assert!(Tensor::concat_batch(&[&a, &b]).is_err());
+        let c = Tensor::zeros(DType::I32, vec![1, 2]);
+        assert!(Tensor::concat_batch(&[&a, &c]).is_err());
+        assert!(a.split_batch(&[2]).is_err());
+    }
+}
