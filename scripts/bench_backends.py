@@ -19,7 +19,9 @@ Iteration counts are calibrated per configuration from a short Python
 onnxruntime run so that one measurement takes about ``--target-seconds``.
 
 The project's target is hinfer-ort <= 1.03 x python-ort (p50 and mean) on every
-row; rows that miss it are listed at the end. The script always exits 0 once it
+row; rows that miss it are listed at the end. The table also gives the ratio of
+the minimum latencies, the statistic least disturbed by other load on the
+machine (check the load average line before believing a miss). The script always exits 0 once it
 has run (it exits 2 on bad arguments or a missing binary/model).
 
 Writes ``bench-out/backends.md`` and ``bench-out/backends.json`` (git-ignored).
@@ -268,6 +270,7 @@ def run_config(hinfer, cfg, args):
         "warmup": cfg["warmup"],
         "calibration_ms": probe_ms,
         "tract_warmup": tract_warmup,
+        "load_after": load_average(),
         "rounds": rounds,
         "median": {b: median_stats(rounds[b]) for b in order},
     }
@@ -292,8 +295,17 @@ def machine_info():
         "onnxruntime": ort.__version__,
         "numpy": np.__version__,
         "python": platform.python_version(),
+        "load_start": load_average(),
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
     }
+
+
+def load_average():
+    """The 1-minute load average (0.0 where the OS does not say)."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
 
 
 def ratio(a, b, key):
@@ -313,11 +325,13 @@ def row_summary(result):
     py, hi = med["python-ort"], med["hinfer-ort"]
     tr = med.get("hinfer-tract", {"error": "skipped"})
     r50, rmean = ratio(hi, py, "p50_ms"), ratio(hi, py, "mean_ms")
+    rmin = ratio(hi, py, "min_ms")
     return {
         "py_p50": py.get("p50_ms"),
         "hi_p50": hi.get("p50_ms"),
         "ratio_p50": r50,
         "ratio_mean": rmean,
+        "ratio_min": rmin,
         "tract_p50": tr.get("p50_ms"),
         "tract_ratio": ratio(tr, py, "p50_ms"),
         "iterations": py.get("iterations"),
@@ -336,18 +350,21 @@ def markdown(results, info, args, elapsed_s):
         f"Rounds per configuration: {args.rounds} (median of each statistic over rounds); "
         f"~{args.target_seconds} s per measurement, scale {args.scale}; total run time {elapsed_s:.0f} s.",
         f"hinfer {'; '.join(info.get('hinfer_ort', []))}.",
+        f"Load average (1 min) at start / end: {info['load_start']:.2f} / {info['load_end']:.2f} "
+        "(anything else running skews the numbers; the min ratio is the least affected).",
         f"Target: hinfer-ort <= {TARGET_RATIO} x python-ort, on p50 and mean.",
         "",
         "| model | batch | threads | python-ort p50 ms | hinfer-ort p50 ms | hinfer/python p50 | hinfer/python mean "
-        "| tract p50 ms | tract/python p50 | iterations ort / tract | target |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| hinfer/python min | tract p50 ms | tract/python p50 | iterations ort / tract | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for res in results:
         s = row_summary(res)
         fewer = "" if s["tract_iterations"] in (None, s["iterations"]) else " (fewer)"
         lines.append(
             f"| {res['model']} | {res['batch']} | {res['threads']} | {fmt(s['py_p50'])} | {fmt(s['hi_p50'])} "
-            f"| {fmt(s['ratio_p50'])} | {fmt(s['ratio_mean'])} | {fmt(s['tract_p50'])} | {fmt(s['tract_ratio'], 2)} "
+            f"| {fmt(s['ratio_p50'])} | {fmt(s['ratio_mean'])} | {fmt(s['ratio_min'])} "
+            f"| {fmt(s['tract_p50'])} | {fmt(s['tract_ratio'], 2)} "
             f"| {s['iterations']} / {s['tract_iterations'] or 'n/a'}{fewer} | {'ok' if s['meets'] else '**MISS**'} |"
         )
     lines += ["", *notes(results)]
@@ -465,7 +482,9 @@ def main(argv=None):
                   f"(x{fmt(s['ratio_p50'])}), tract {fmt(s['tract_p50'])} ms", flush=True)
             results.append(res)
     elapsed_s = time.perf_counter() - started
-    info["hinfer_ort"] = sorted({r["described"] for res in results for r in res["rounds"]["hinfer-ort"] if "described" in r})
+    info["load_end"] = load_average()
+    ort_runs = [r for res in results for r in res["rounds"]["hinfer-ort"]]
+    info["hinfer_ort"] = sorted({r["described"] for r in ort_runs if "described" in r})
     report = markdown(results, info, args, elapsed_s)
     print()
     print(report)

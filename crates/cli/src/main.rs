@@ -25,6 +25,8 @@ enum Command {
     Inspect(commands::inspect::InspectArgs),
     /// Run an ONNX model on .npy inputs (or the bundled digits model), optionally benchmark it.
     Run(commands::run::RunArgs),
+    /// Serve models over KServe v2 / Triton-compatible HTTP, with dynamic batching and metrics.
+    Serve(commands::serve::ServeArgs),
     /// List the backends compiled into this binary and whether each can load here.
     Backends,
 }
@@ -38,6 +40,7 @@ fn main() -> std::process::ExitCode {
     let outcome = match cli.command {
         Command::Inspect(args) => commands::inspect::execute(args),
         Command::Run(args) => commands::run::execute(args),
+        Command::Serve(args) => commands::serve::execute(args),
         Command::Backends => commands::backends::execute(),
     };
     match outcome {

@@ -20,7 +20,10 @@ fn pool() -> Arc<WorkerPool> {
     let config = PoolConfig {
         workers: 1,
         budget: ThreadBudget { cores: 1 },
-        warmup: WarmupPlan { batch_sizes: vec![1], ..WarmupPlan::default() },
+        warmup: WarmupPlan {
+            batch_sizes: vec![1],
+            ..WarmupPlan::default()
+        },
         ..PoolConfig::default()
     };
     Arc::new(WorkerPool::start(backend.as_ref(), &source, &config).unwrap())
@@ -34,14 +37,22 @@ fn row(x: &Tensor, i: usize) -> Tensor {
 async fn concurrent_requests_are_batched_and_answered_with_their_own_rows() {
     let x = npy::read(&fixture("digits_mlp_input.npy")).unwrap();
     let expected = npy::read(&fixture("digits_mlp_logits.npy")).unwrap();
-    let config = BatchConfig { max_batch_size: 16, max_queue_delay: Duration::from_millis(5), ..BatchConfig::default() };
+    let config = BatchConfig {
+        max_batch_size: 16,
+        max_queue_delay: Duration::from_millis(5),
+        ..BatchConfig::default()
+    };
     let queue = ModelQueue::start("mlp", pool(), config);
     let mut handles = vec![];
     for i in 0..48 {
         let queue = queue.clone();
         let input = row(&x, i);
         handles.push(tokio::spawn(async move {
-            let request = InferRequest { inputs: vec![NamedTensor::new("input", input)], priority: 0, timeout: None };
+            let request = InferRequest {
+                inputs: vec![NamedTensor::new("input", input)],
+                priority: 0,
+                timeout: None,
+            };
             (i, queue.infer(request).await)
         }));
     }
@@ -53,7 +64,10 @@ async fn concurrent_requests_are_batched_and_answered_with_their_own_rows() {
         assert_close(&answer.outputs[0].tensor, &row(&expected, i), Tolerance::Close).unwrap();
     }
     let executions = queue.stats().executions.load(std::sync::atomic::Ordering::Relaxed);
-    assert!(executions < 48, "{executions} executions for 48 requests: nothing was batched");
+    assert!(
+        executions < 48,
+        "{executions} executions for 48 requests: nothing was batched"
+    );
     assert!(largest > 1 && largest <= 16, "largest batch {largest}");
     assert_eq!(queue.stats().inferences.load(std::sync::atomic::Ordering::Relaxed), 48);
 }

@@ -65,3 +65,89 @@ mod tests {
         assert_eq!(budget.per_worker(3, None, true).unwrap(), 1);
     }
 }
+
+/// A machine-wide limit on busy threads, shared by every worker pool.
+///
+/// Each run takes as many tokens as its worker has intra-op threads and gives them
+/// back when it ends, so that however many models and workers are loaded, no more
+/// threads compute at once than the budget allows.
+#[derive(Debug)]
+pub struct CpuGate {
+    capacity: usize,
+    free: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl CpuGate {
+    /// A gate of `capacity` tokens (at least 1).
+    pub fn new(capacity: usize) -> CpuGate {
+        let capacity = capacity.max(1);
+        CpuGate {
+            capacity,
+            free: std::sync::Mutex::new(capacity),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Tokens in all.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Blocks until `n` tokens (capped at the capacity) are free and takes them.
+    pub fn acquire(&self, n: usize) -> CpuPermit<'_> {
+        let n = n.clamp(1, self.capacity);
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free < n {
+            free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= n;
+        CpuPermit { gate: self, n }
+    }
+}
+
+/// Tokens held for one run; released on drop.
+#[derive(Debug)]
+pub struct CpuPermit<'a> {
+    gate: &'a CpuGate,
+    n: usize,
+}
+
+impl Drop for CpuPermit<'_> {
+    fn drop(&mut self) {
+        let mut free = self.gate.free.lock().unwrap_or_else(|e| e.into_inner());
+        *free += self.n;
+        self.gate.freed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod gate_tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    #[test]
+    fn never_more_busy_than_capacity() {
+        let gate = Arc::new(CpuGate::new(3));
+        let busy = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        std::thread::scope(|s| {
+            for i in 0..6 {
+                let (gate, busy, peak) = (gate.clone(), busy.clone(), peak.clone());
+                s.spawn(move || {
+                    for _ in 0..50 {
+                        let n = 1 + i % 2;
+                        let _permit = gate.acquire(n);
+                        let now = busy.fetch_add(n, Ordering::SeqCst) + n;
+                        peak.fetch_max(now, Ordering::SeqCst);
+                        std::thread::yield_now();
+                        busy.fetch_sub(n, Ordering::SeqCst);
+                    }
+                });
+            }
+        });
+        assert!(peak.load(Ordering::SeqCst) <= 3);
+        assert_eq!(gate.acquire(10).n, 3, "requests above capacity are capped");
+    }
+}

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use hinfer_core::{Backend, ModelMetadata, ModelRunner, ModelSource, NamedTensor, PreparedModel, SessionOptions};
 
-use crate::{synthetic_inputs, Error, Result, ThreadBudget, WarmupPlan};
+use crate::{synthetic_inputs, CpuGate, Error, Result, ThreadBudget, WarmupPlan};
 
 /// Whether a pool can take work.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,6 +39,9 @@ pub struct PoolConfig {
     pub optimize: bool,
     /// Warm-up to do before reporting ready.
     pub warmup: WarmupPlan,
+    /// A machine-wide gate shared with other pools; each run holds its worker's
+    /// thread count of tokens. `None` runs ungated.
+    pub cpu_gate: Option<Arc<CpuGate>>,
 }
 
 impl Default for PoolConfig {
@@ -51,6 +54,7 @@ impl Default for PoolConfig {
             queue_capacity: 1024,
             optimize: true,
             warmup: WarmupPlan::default(),
+            cpu_gate: None,
         }
     }
 }
@@ -120,6 +124,8 @@ impl WorkerPool {
                 receiver: receiver.clone(),
                 shared: shared.clone(),
                 label: model.label.clone(),
+                gate: config.cpu_gate.clone(),
+                threads,
             };
             let warmup = config.warmup.clone();
             let ready = ready_tx.clone();
@@ -247,6 +253,8 @@ struct Worker {
     receiver: Arc<Mutex<Receiver<Job>>>,
     shared: Arc<Shared>,
     label: String,
+    gate: Option<Arc<CpuGate>>,
+    threads: usize,
 }
 
 impl Worker {
@@ -268,7 +276,9 @@ impl Worker {
                 Err(_) => return,
             };
             let Ok(job) = job else { return };
+            let permit = self.gate.as_ref().map(|g| g.acquire(self.threads));
             let outcome = catch_unwind(AssertUnwindSafe(|| runner.run(&job.inputs)));
+            drop(permit);
             let result = match outcome {
                 Ok(r) => r.map_err(Error::from),
                 Err(panic) => {

@@ -3,3 +3,4 @@
 pub mod backends;
 pub mod inspect;
 pub mod run;
+pub mod serve;

@@ -1,0 +1,164 @@
+//! `hinfer serve` end to end on real sockets (port 0): the real Triton Python
+//! client (`tests/e2e/kserve_e2e.py`) drives a server, an overloaded server and a
+//! token-protected one; SIGTERM drains in-flight requests before exit.
+//!
+//! Needs `python3` with `scripts/requirements.txt` installed (tritonclient).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+}
+
+/// A running `hinfer serve`, killed on drop.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hinfer"))
+            .args(["serve", "--port", "0", "--backend", "ort"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("hinfer starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("hinfer prints its address");
+        let addr = line
+            .trim()
+            .strip_prefix("hinfer listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_string();
+        Server { child, addr }
+    }
+
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A bare HTTP/1.1 POST; returns the status code and body.
+fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("a complete response");
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn one_digit_request() -> String {
+    let x = hinfer_core::npy::read(&repo("testdata/digit_cnn_one.npy")).unwrap();
+    let data: Vec<String> = x.as_slice::<f32>().unwrap().iter().map(|v| v.to_string()).collect();
+    format!(
+        r#"{{"inputs":[{{"name":"input","shape":[1,1,8,8],"datatype":"FP32","data":[{}]}}]}}"#,
+        data.join(",")
+    )
+}
+
+#[test]
+fn tritonclient_drives_the_server() {
+    let main = Server::start(&["--max-body-bytes", "500000"]);
+    let overload = Server::start(&[
+        "--max-queue-size",
+        "2",
+        "--max-queue-delay-us",
+        "200000",
+        "--max-batch-size",
+        "64",
+    ]);
+    let auth = Server::start(&["--auth-token", "s3cret"]);
+    let out = Command::new(std::env::var("HINFER_PYTHON").unwrap_or_else(|_| "python3".into()))
+        .arg(repo("tests/e2e/kserve_e2e.py"))
+        .args(["--url", &main.addr, "--testdata", repo("testdata").to_str().unwrap()])
+        .args([
+            "--overload-url",
+            &overload.addr,
+            "--auth-url",
+            &auth.addr,
+            "--auth-token",
+            "s3cret",
+        ])
+        .output()
+        .expect("python3 runs (pip install -r scripts/requirements.txt)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "the tritonclient checks failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+    // Refused requests must not have piled up anywhere.
+    let rss = overload.rss_kib();
+    assert!(rss > 0 && rss < 600 * 1024, "overloaded server uses {rss} KiB");
+}
+
+#[test]
+fn sigterm_drains_in_flight_requests() {
+    // A long queue delay keeps the requests in flight when SIGTERM arrives.
+    let mut server = Server::start(&["--max-queue-delay-us", "400000", "--max-batch-size", "64"]);
+    let body = one_digit_request();
+    let requests: Vec<_> = (0..4)
+        .map(|_| {
+            let (addr, body) = (server.addr.clone(), body.clone());
+            std::thread::spawn(move || post(&addr, "/v2/models/digits_cnn/infer", &body))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let killed = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    for r in requests {
+        let (status, body) = r.join().unwrap();
+        assert_eq!(status, 200, "an in-flight request was dropped: {body}");
+        assert!(body.contains("\"logits\""), "{body}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "hinfer exited with {status}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "hinfer did not exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
