@@ -27,6 +27,8 @@ enum Command {
     Run(commands::run::RunArgs),
     /// Serve models over KServe v2 / Triton-compatible HTTP, with dynamic batching and metrics.
     Serve(commands::serve::ServeArgs),
+    /// Load-test a KServe v2 server (hinfer or Triton): throughput and latency percentiles.
+    Bench(commands::bench::BenchArgs),
     /// List the backends compiled into this binary and whether each can load here.
     Backends,
 }
@@ -41,6 +43,7 @@ fn main() -> std::process::ExitCode {
         Command::Inspect(args) => commands::inspect::execute(args),
         Command::Run(args) => commands::run::execute(args),
         Command::Serve(args) => commands::serve::execute(args),
+        Command::Bench(args) => commands::bench::execute(args),
         Command::Backends => commands::backends::execute(),
     };
     match outcome {

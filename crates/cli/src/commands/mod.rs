@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod backends;
+pub mod bench;
 pub mod inspect;
 pub mod run;
 pub mod serve;

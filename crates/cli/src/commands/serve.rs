@@ -93,6 +93,11 @@ fn models_to_load(path: &Option<PathBuf>) -> Result<Vec<ModelToLoad>> {
     };
     let mut models = vec![];
     for found in repository::discover(path)? {
+        if let Some(config) = &found.config {
+            if !config.ignored.is_empty() {
+                tracing::warn!(model = %found.name, "config.pbtxt fields hinfer does not honour: {}", config.ignored.join(", "));
+            }
+        }
         for version in &found.versions {
             models.push(ModelToLoad {
                 name: found.name.clone(),
