@@ -162,3 +162,83 @@ fn sigterm_drains_in_flight_requests() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A bare HTTP/1.1 GET; returns the status code and body.
+fn get(addr: &str, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("a complete response");
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (
+        status,
+        response
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default(),
+    )
+}
+
+#[test]
+fn triton_repository_config_is_honoured() {
+    let dir = tempfile::tempdir().unwrap();
+    for version in ["1", "2"] {
+        let folder = dir.path().join("mlp").join(version);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::copy(repo("testdata/digits_mlp.onnx"), folder.join("model.onnx")).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("mlp/config.pbtxt"),
+        r#"
+        name: "mlp"
+        platform: "onnxruntime_onnx"
+        max_batch_size: 4
+        dynamic_batching { preferred_batch_size: [ 2, 4 ] max_queue_delay_microseconds: 100 }
+        instance_group [ { count: 1, kind: KIND_CPU } ]
+        version_policy: { all { } }
+        "#,
+    )
+    .unwrap();
+    let server = Server::start(&[dir.path().to_str().unwrap()]);
+    let (status, config) = get(&server.addr, "/v2/models/mlp/config");
+    assert_eq!(status, 200, "{config}");
+    let config: serde_json::Value = serde_json::from_str(&config).unwrap();
+    assert_eq!(config["max_batch_size"], 4);
+    assert_eq!(
+        config["dynamic_batching"]["preferred_batch_size"],
+        serde_json::json!([2, 4])
+    );
+    assert_eq!(config["dynamic_batching"]["max_queue_delay_microseconds"], 100);
+    assert_eq!(config["input"][0]["dims"], serde_json::json!([64]));
+    let (status, meta) = get(&server.addr, "/v2/models/mlp");
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&meta).unwrap()["versions"],
+        serde_json::json!(["1", "2"])
+    );
+
+    let x = hinfer_core::npy::read(&repo("testdata/digits_mlp_input.npy")).unwrap();
+    let rows = |n: usize| {
+        let data: Vec<String> = x.as_slice::<f32>().unwrap()[..n * 64]
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        format!(
+            r#"{{"inputs":[{{"name":"input","shape":[{n},64],"datatype":"FP32","data":[{}]}}]}}"#,
+            data.join(",")
+        )
+    };
+    let (status, body) = post(&server.addr, "/v2/models/mlp/versions/1/infer", &rows(4));
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = post(&server.addr, "/v2/models/mlp/infer", &rows(5));
+    assert_eq!(status, 400);
+    assert!(body.contains("max_batch_size 4"), "{body}");
+}
