@@ -287,11 +287,7 @@ fn input_value(t: &Tensor) -> Result<SessionInputValue<'_>> {
         TensorData::F32(v) => view!(v),
         TensorData::F64(v) => view!(v),
         TensorData::Bytes(v) => {
-            let strings = v
-                .iter()
-                .map(|b| String::from_utf8(b.clone()))
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|_| Error::Unsupported("onnxruntime string inputs must be valid UTF-8".into()))?;
+            let strings = hinfer_core::tensor::utf8_strings(v)?;
             ort::value::Tensor::from_string_array((shape, strings.as_slice()))
                 .map(SessionInputValue::from)
                 .map_err(err)

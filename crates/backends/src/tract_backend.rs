@@ -425,11 +425,7 @@ fn to_tract(t: &Tensor) -> Result<tract_onnx::prelude::Tensor> {
         TensorData::F64(v) => T::from_shape(shape, v),
         TensorData::BF16(_) => return Err(Error::Unsupported("tract does not run BF16 tensors".into())),
         TensorData::Bytes(v) => {
-            let strings = v
-                .iter()
-                .map(|b| String::from_utf8(b.clone()))
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|_| Error::Unsupported("tract string inputs must be valid UTF-8".into()))?;
+            let strings = hinfer_core::tensor::utf8_strings(v)?;
             tract_onnx::prelude::tract_ndarray::ArrayD::from_shape_vec(shape, strings)
                 .map(T::from)
                 .map_err(|e| tract_onnx::prelude::TractError::msg(e.to_string()))

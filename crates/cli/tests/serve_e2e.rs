@@ -59,13 +59,13 @@ impl Drop for Server {
     }
 }
 
-/// A bare HTTP/1.1 POST; returns the status code and body.
-fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
+/// A bare HTTP/1.1 request (`Connection: close`); returns the status code and body.
+fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     write!(
         stream,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
     .unwrap();
@@ -81,6 +81,14 @@ fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
     (status, body)
+}
+
+fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
+    request(addr, "POST", path, body)
+}
+
+fn get(addr: &str, path: &str) -> (u16, String) {
+    request(addr, "GET", path, "")
 }
 
 fn one_digit_request() -> String {
@@ -133,7 +141,7 @@ fn tritonclient_drives_the_server() {
 #[test]
 fn sigterm_drains_in_flight_requests() {
     // A long queue delay keeps the requests in flight when SIGTERM arrives.
-    let mut server = Server::start(&["--max-queue-delay-us", "400000", "--max-batch-size", "64"]);
+    let mut server = Server::start(&["--max-queue-delay-us", "1000000", "--max-batch-size", "64"]);
     let body = one_digit_request();
     let requests: Vec<_> = (0..4)
         .map(|_| {
@@ -141,7 +149,15 @@ fn sigterm_drains_in_flight_requests() {
             std::thread::spawn(move || post(&addr, "/v2/models/digits_cnn/infer", &body))
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(100));
+    // Wait until the server holds all four requests, so SIGTERM finds them in flight.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !get(&server.addr, "/metrics")
+        .1
+        .contains("hinfer_inference_pending_request_count{model=\"digits_cnn\",version=\"1\",backend=\"ort\"} 4")
+    {
+        assert!(Instant::now() < deadline, "the four requests never became pending");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let killed = Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status()
@@ -161,30 +177,6 @@ fn sigterm_drains_in_flight_requests() {
         assert!(Instant::now() < deadline, "hinfer did not exit after SIGTERM");
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// A bare HTTP/1.1 GET; returns the status code and body.
-fn get(addr: &str, path: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("a complete response");
-    let status = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (
-        status,
-        response
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_string())
-            .unwrap_or_default(),
-    )
 }
 
 #[test]

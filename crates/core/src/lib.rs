@@ -13,6 +13,7 @@ pub mod dtype;
 pub mod error;
 pub mod model;
 pub mod npy;
+pub mod raw;
 pub mod shape;
 pub mod tensor;
 

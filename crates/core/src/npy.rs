@@ -6,9 +6,7 @@
 
 use std::path::Path;
 
-use half::f16;
-
-use crate::{DType, Error, Result, Tensor, TensorData};
+use crate::{raw, DType, Error, Result, Tensor};
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 
@@ -65,7 +63,14 @@ pub fn decode(bytes: &[u8]) -> Result<Tensor, String> {
             payload.len()
         ));
     }
-    let data = decode_payload(dtype, payload, big_endian);
+    let swapped;
+    let payload = if big_endian && size > 1 {
+        swapped = to_little_endian(payload, size);
+        &swapped[..]
+    } else {
+        payload
+    };
+    let data = raw::read_le(dtype, payload, count)?;
     Tensor::new(shape, data).map_err(|e| e.to_string())
 }
 
@@ -103,7 +108,7 @@ pub fn encode(tensor: &Tensor) -> Result<Vec<u8>, String> {
     out.extend_from_slice(&[1, 0]);
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
-    encode_payload(tensor.data(), &mut out);
+    raw::write_le(tensor.data(), &mut out);
     Ok(out)
 }
 
@@ -166,62 +171,12 @@ fn parse_descr(descr: &str) -> Result<(DType, bool), String> {
     Ok((dtype, big_endian))
 }
 
-fn decode_payload(dtype: DType, p: &[u8], big_endian: bool) -> TensorData {
-    macro_rules! numbers {
-        ($t:ty, $n:expr) => {
-            p.chunks_exact($n)
-                .map(|c| {
-                    let arr: [u8; $n] = c.try_into().expect("exact chunk");
-                    if big_endian {
-                        <$t>::from_be_bytes(arr)
-                    } else {
-                        <$t>::from_le_bytes(arr)
-                    }
-                })
-                .collect()
-        };
-    }
-    match dtype {
-        DType::Bool => TensorData::Bool(p.iter().map(|&b| b != 0).collect()),
-        DType::U8 => TensorData::U8(p.to_vec()),
-        DType::I8 => TensorData::I8(p.iter().map(|&b| b as i8).collect()),
-        DType::U16 => TensorData::U16(numbers!(u16, 2)),
-        DType::I16 => TensorData::I16(numbers!(i16, 2)),
-        DType::F16 => {
-            let bits: Vec<u16> = numbers!(u16, 2);
-            TensorData::F16(bits.into_iter().map(f16::from_bits).collect())
-        }
-        DType::U32 => TensorData::U32(numbers!(u32, 4)),
-        DType::I32 => TensorData::I32(numbers!(i32, 4)),
-        DType::F32 => TensorData::F32(numbers!(f32, 4)),
-        DType::U64 => TensorData::U64(numbers!(u64, 8)),
-        DType::I64 => TensorData::I64(numbers!(i64, 8)),
-        DType::F64 => TensorData::F64(numbers!(f64, 8)),
-        DType::BF16 | DType::Bytes => unreachable!("parse_descr never yields {dtype}"),
-    }
-}
-
-fn encode_payload(data: &TensorData, out: &mut Vec<u8>) {
-    macro_rules! le {
-        ($v:expr) => {
-            $v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
-        };
-    }
-    match data {
-        TensorData::Bool(v) => out.extend(v.iter().map(|&b| u8::from(b))),
-        TensorData::U8(v) => out.extend_from_slice(v),
-        TensorData::I8(v) => out.extend(v.iter().map(|&b| b as u8)),
-        TensorData::U16(v) => le!(v),
-        TensorData::I16(v) => le!(v),
-        TensorData::F16(v) => le!(v),
-        TensorData::U32(v) => le!(v),
-        TensorData::I32(v) => le!(v),
-        TensorData::F32(v) => le!(v),
-        TensorData::U64(v) => le!(v),
-        TensorData::I64(v) => le!(v),
-        TensorData::F64(v) => le!(v),
-        TensorData::BF16(_) | TensorData::Bytes(_) => unreachable!("encode refuses these dtypes"),
-    }
+/// Swaps each element's bytes of a big-endian payload into little-endian order.
+fn to_little_endian(payload: &[u8], size: usize) -> Vec<u8> {
+    payload
+        .chunks_exact(size)
+        .flat_map(|c| c.iter().rev().copied())
+        .collect()
 }
 
 #[cfg(test)]

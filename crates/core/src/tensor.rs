@@ -278,6 +278,21 @@ impl NamedTensor {
     }
 }
 
+/// BYTES elements as UTF-8 strings, for engines whose string tensors hold text.
+pub fn utf8_strings(items: &[Vec<u8>]) -> Result<Vec<String>> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            String::from_utf8(b.clone()).map_err(|_| {
+                Error::Unsupported(format!(
+                    "BYTES element {i} is not valid UTF-8 (this engine takes text strings)"
+                ))
+            })
+        })
+        .collect()
+}
+
 /// Product of the dimensions (1 for a scalar).
 pub fn element_count(shape: &[usize]) -> usize {
     shape.iter().product()

@@ -316,102 +316,13 @@ fn decode_json(name: &str, dtype: DType, count: usize, value: &Value) -> Result<
 }
 
 fn decode_binary(name: &str, dtype: DType, count: usize, bytes: &[u8]) -> Result<TensorData, ApiError> {
-    if dtype == DType::Bytes {
-        let mut items = Vec::with_capacity(count);
-        let mut rest = bytes;
-        while !rest.is_empty() {
-            let (len, tail) = rest
-                .split_first_chunk::<4>()
-                .map(|(l, t)| (u32::from_le_bytes(*l) as usize, t))
-                .ok_or_else(|| ApiError::invalid(format!("input `{name}`: truncated BYTES element length")))?;
-            if tail.len() < len {
-                return Err(ApiError::invalid(format!(
-                    "input `{name}`: BYTES element runs past the data"
-                )));
-            }
-            items.push(tail[..len].to_vec());
-            rest = &tail[len..];
-        }
-        if items.len() != count {
-            return Err(ApiError::invalid(format!(
-                "input `{name}`: shape holds {count} elements, binary data {}",
-                items.len()
-            )));
-        }
-        return Ok(TensorData::Bytes(items));
-    }
-    let size = dtype.size_of().expect("fixed-size dtype");
-    if bytes.len() != count * size {
-        return Err(ApiError::invalid(format!(
-            "input `{name}`: shape holds {count} {dtype} elements ({} bytes) but binary_data_size is {}",
-            count * size,
-            bytes.len()
-        )));
-    }
-    macro_rules! le {
-        ($t:ty, $n:expr, $variant:ident) => {
-            TensorData::$variant(
-                bytes
-                    .chunks_exact($n)
-                    .map(|c| <$t>::from_le_bytes(c.try_into().expect("exact")))
-                    .collect(),
-            )
-        };
-    }
-    Ok(match dtype {
-        DType::Bool => TensorData::Bool(bytes.iter().map(|&b| b != 0).collect()),
-        DType::U8 => TensorData::U8(bytes.to_vec()),
-        DType::I8 => TensorData::I8(bytes.iter().map(|&b| b as i8).collect()),
-        DType::U16 => le!(u16, 2, U16),
-        DType::I16 => le!(i16, 2, I16),
-        DType::F16 => TensorData::F16(
-            bytes
-                .chunks_exact(2)
-                .map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])))
-                .collect(),
-        ),
-        DType::BF16 => TensorData::BF16(
-            bytes
-                .chunks_exact(2)
-                .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])))
-                .collect(),
-        ),
-        DType::U32 => le!(u32, 4, U32),
-        DType::I32 => le!(i32, 4, I32),
-        DType::F32 => le!(f32, 4, F32),
-        DType::U64 => le!(u64, 8, U64),
-        DType::I64 => le!(i64, 8, I64),
-        DType::F64 => le!(f64, 8, F64),
-        DType::Bytes => unreachable!("handled above"),
-    })
+    hinfer_core::raw::read_le(dtype, bytes, count)
+        .map_err(|e| ApiError::invalid(format!("input `{name}`: binary data does not fit its shape: {e}")))
 }
 
 /// Raw little-endian bytes of a tensor, as Triton's binary extension sends them.
 pub fn encode_binary(data: &TensorData, out: &mut Vec<u8>) {
-    macro_rules! le {
-        ($v:expr) => {
-            $v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
-        };
-    }
-    match data {
-        TensorData::Bool(v) => out.extend(v.iter().map(|&b| u8::from(b))),
-        TensorData::U8(v) => out.extend_from_slice(v),
-        TensorData::I8(v) => out.extend(v.iter().map(|&b| b as u8)),
-        TensorData::U16(v) => le!(v),
-        TensorData::I16(v) => le!(v),
-        TensorData::F16(v) => le!(v),
-        TensorData::BF16(v) => le!(v),
-        TensorData::U32(v) => le!(v),
-        TensorData::I32(v) => le!(v),
-        TensorData::F32(v) => le!(v),
-        TensorData::U64(v) => le!(v),
-        TensorData::I64(v) => le!(v),
-        TensorData::F64(v) => le!(v),
-        TensorData::Bytes(v) => v.iter().for_each(|b| {
-            out.extend_from_slice(&(b.len() as u32).to_le_bytes());
-            out.extend_from_slice(b);
-        }),
-    }
+    hinfer_core::raw::write_le(data, out)
 }
 
 /// Serialises tensor data as a flat JSON array (floats shortest round-trip;
