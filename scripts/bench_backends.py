@@ -32,6 +32,9 @@ Reproduce (from the repository root):
     python3 scripts/bench_backends.py --hinfer /tmp/bench-target/release/hinfer
     python3 scripts/bench_backends.py --quick            # fast smoke run
     python3 scripts/bench_backends.py --models rec --batches 8 --threads 2   # one row
+
+On a shared machine, ``nice -n -15 python3 scripts/bench_backends.py ...`` (as
+root) keeps other jobs from stealing much time from the measured processes.
 """
 
 import argparse
@@ -198,7 +201,10 @@ def bench_hinfer(hinfer, backend, cfg, iterations, warmup, timeout_s):
     if proc.returncode != 0:
         tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
         return {"error": f"exit {proc.returncode}: {tail}"}
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    try:
+        report = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"error": f"no JSON report on stdout: {proc.stdout[-200:]!r}"}
     report["described"] = next((l for l in proc.stderr.splitlines() if l.startswith("backend:")), "")
     return report
 
@@ -233,7 +239,7 @@ def tract_iterations(hinfer, cfg, args):
 
 
 def median_stats(reports):
-    """Median over rounds of every statistic; None if any round failed."""
+    """Median over rounds of every statistic (failed rounds left out; an error if all failed)."""
     good = [r for r in reports if "error" not in r]
     if not good:
         return {"error": reports[0]["error"] if reports else "not run"}

@@ -33,7 +33,27 @@ enum Command {
     Backends,
 }
 
+/// Keeps large freed buffers inside the process (glibc only).
+///
+/// Model outputs of tens of MB are allocated and freed on every run; by default
+/// glibc maps and unmaps them each time, so every run pays page faults on fresh
+/// memory (measured: ~3 ms of a 90 ms PP-OCRv5 rec batch of 8). Raising the mmap
+/// threshold to its maximum (32 MiB) and the trim threshold keeps them on the heap,
+/// as ONNX Runtime's own arena keeps its buffers.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn keep_large_buffers() {
+    // SAFETY: mallopt only changes allocator tuning; called before any other thread starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 512 << 20);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn keep_large_buffers() {}
+
 fn main() -> std::process::ExitCode {
+    keep_large_buffers();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_new(&cli.log).unwrap_or_else(|_| "warn".into()))
