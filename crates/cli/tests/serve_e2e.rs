@@ -18,6 +18,8 @@ fn repo(path: &str) -> PathBuf {
 struct Server {
     child: Child,
     addr: String,
+    /// The address of the separate metrics port, when `--metrics-port` was given.
+    metrics_addr: Option<String>,
 }
 
 impl Server {
@@ -30,16 +32,28 @@ impl Server {
             .spawn()
             .expect("hinfer starts");
         let stdout = child.stdout.take().expect("piped stdout");
+        let mut reader = BufReader::new(stdout);
         let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("hinfer prints its address");
+        reader.read_line(&mut line).expect("hinfer prints its address");
         let addr = line
             .trim()
             .strip_prefix("hinfer listening on http://")
             .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
             .to_string();
-        Server { child, addr }
+        let metrics_addr = args.contains(&"--metrics-port").then(|| {
+            line.clear();
+            reader.read_line(&mut line).expect("hinfer prints its metrics address");
+            line.trim()
+                .strip_prefix("hinfer metrics on http://")
+                .and_then(|a| a.strip_suffix("/metrics"))
+                .unwrap_or_else(|| panic!("unexpected second line: {line:?}"))
+                .to_string()
+        });
+        Server {
+            child,
+            addr,
+            metrics_addr,
+        }
     }
 
     fn rss_kib(&self) -> u64 {
@@ -111,7 +125,7 @@ fn tritonclient_drives_the_server() {
         "--max-batch-size",
         "64",
     ]);
-    let auth = Server::start(&["--auth-token", "s3cret"]);
+    let auth = Server::start(&["--auth-token", "s3cret", "--metrics-port", "0"]);
     let out = Command::new(std::env::var("HINFER_PYTHON").unwrap_or_else(|_| "python3".into()))
         .arg(repo("tests/e2e/kserve_e2e.py"))
         .args(["--url", &main.addr, "--testdata", repo("testdata").to_str().unwrap()])
@@ -133,6 +147,19 @@ fn tritonclient_drives_the_server() {
         "the tritonclient checks failed:\n{stdout}\n{stderr}"
     );
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+    // The separate metrics port answers without the token and counts the auth server's requests.
+    let metrics_addr = auth.metrics_addr.as_deref().expect("a metrics address");
+    let (status, text) = get(metrics_addr, "/metrics");
+    assert_eq!(status, 200);
+    assert!(
+        text.contains("hinfer_inference_request_success{model=\"digits_cnn\",version=\"1\",backend=\"ort\"} 1"),
+        "{text}"
+    );
+    assert_eq!(
+        get(metrics_addr, "/v2/models/digits_cnn").0,
+        404,
+        "only /metrics is served there"
+    );
     // Refused requests must not have piled up anywhere.
     let rss = overload.rss_kib();
     assert!(rss > 0 && rss < 600 * 1024, "overloaded server uses {rss} KiB");

@@ -1,12 +1,16 @@
 //! hinfer's model toolchain: reading, inspecting and (later) transforming ONNX models.
 //!
-//! This crate is synchronous and knows nothing of serving. Today it holds the ONNX
-//! protobuf schema ([`proto`]) and the model inspection used by `hinfer inspect`
-//! ([`inspect`]).
+//! This crate is synchronous and knows nothing of serving. It holds the ONNX
+//! protobuf schema ([`proto`], faithful: re-encoding reproduces the file), the
+//! model inspection used by `hinfer inspect` ([`inspect`]), and graph passes
+//! ([`passes`]) that propose patches checked by [`graph::check`].
 
 mod error;
+pub mod graph;
 pub mod inspect;
+pub mod passes;
 pub mod proto;
+pub mod tensor_data;
 
 pub use error::{Error, Result};
 pub use inspect::{load_model, ModelSummary};
