@@ -53,13 +53,16 @@ pub fn decode(bytes: &[u8]) -> Result<Tensor, String> {
     let shape = parse_shape(dict_value(header, "shape").ok_or("the .npy header has no 'shape'")?)?;
     let (dtype, big_endian) = parse_descr(descr)?;
     let payload = &bytes[header_start + header_len..];
-    let count: usize = shape.iter().product();
+    let count = shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| format!("shape {shape:?} holds more elements than can be addressed"))?;
     let size = dtype.size_of().expect("npy dtypes are fixed-size");
-    if payload.len() != count * size {
+    if count.checked_mul(size) != Some(payload.len()) {
         return Err(format!(
             "shape {shape:?} of {} needs {} data bytes but the file holds {}",
             dtype,
-            count * size,
+            count.saturating_mul(size),
             payload.len()
         ));
     }
@@ -228,6 +231,12 @@ mod tests {
         let pos = fortran.windows(5).position(|w| w == b"False").unwrap();
         fortran[pos..pos + 5].copy_from_slice(b"True ");
         assert!(decode(&fortran).unwrap_err().contains("Fortran"));
+        let mut huge = MAGIC.to_vec();
+        let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }\n";
+        huge.extend_from_slice(&[1, 0]);
+        huge.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        huge.extend_from_slice(header.as_bytes());
+        assert!(decode(&huge).unwrap_err().contains("addressed"));
         for cut in 0..40 {
             let _ = decode(&good[..cut.min(good.len())]);
         }

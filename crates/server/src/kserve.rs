@@ -157,7 +157,12 @@ pub fn decode_inputs(
             )));
         }
         let (dtype, shape) = check_input(input, metadata, max_batch_size)?;
-        let count: usize = shape.iter().product();
+        let count = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| {
+            ApiError::invalid(format!(
+                "input `{}`: shape {:?} holds more elements than can be addressed",
+                input.name, input.shape
+            ))
+        })?;
         let data = match (input.parameters.get("binary_data_size"), &input.data) {
             (Some(size), None) => {
                 let size = size.as_u64().ok_or_else(|| {
@@ -217,7 +222,8 @@ fn flatten<'v>(value: &'v Value, out: &mut Vec<&'v Value>) {
 }
 
 fn decode_json(name: &str, dtype: DType, count: usize, value: &Value) -> Result<TensorData, ApiError> {
-    let mut leaves = Vec::with_capacity(count);
+    // The shape is untrusted: size by what the body holds, never by the shape alone.
+    let mut leaves = Vec::new();
     flatten(value, &mut leaves);
     if leaves.len() != count {
         return Err(ApiError::invalid(format!(
@@ -530,11 +536,36 @@ mod tests {
                 "element 1 is not a number",
             ),
             (r#"{"inputs":[]}"#, "missing input `x`"),
+            (
+                r#"{"inputs":[{"name":"x","shape":[4294967296,4294967296],"datatype":"FP32","data":[1]}]}"#,
+                "does not match",
+            ),
         ];
         for (body, needle) in cases {
             let e = decode_inputs(&request(body), &[], &meta(), 8).unwrap_err();
             assert!(e.message.contains(needle), "{body}: {}", e.message);
             assert_eq!(e.status, axum::http::StatusCode::BAD_REQUEST);
+        }
+    }
+
+    #[test]
+    fn huge_shapes_are_refused_without_allocating() {
+        let wide = ModelMetadata {
+            inputs: vec![TensorSpec {
+                name: "x".into(),
+                dtype: DType::F32,
+                shape: Shape(vec![Dim::Dynamic(None), Dim::Dynamic(None), Dim::Dynamic(None)]),
+            }],
+            outputs: vec![],
+        };
+        for shape in ["[1,1000000000000,1]", "[4294967296,4294967296,4294967296]"] {
+            let body = format!(r#"{{"inputs":[{{"name":"x","shape":{shape},"datatype":"FP32","data":[1,2]}}]}}"#);
+            let e = decode_inputs(&request(&body), &[], &wide, 0).unwrap_err();
+            assert_eq!(e.status, axum::http::StatusCode::BAD_REQUEST, "{}", e.message);
+            let binary = format!(
+                r#"{{"inputs":[{{"name":"x","shape":{shape},"datatype":"FP32","parameters":{{"binary_data_size":8}}}}]}}"#
+            );
+            assert!(decode_inputs(&request(&binary), &[0; 8], &wide, 0).is_err());
         }
     }
 
