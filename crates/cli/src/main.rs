@@ -25,6 +25,9 @@ enum Command {
     Inspect(commands::inspect::InspectArgs),
     /// Run an ONNX model on .npy inputs (or the bundled digits model), optionally benchmark it.
     Run(commands::run::RunArgs),
+    /// Build a model repository folder of variants (graph-optimised fp32, user-supplied), each
+    /// evaluated against the original and profiled: hinfer.toml, profile.json, variants/.
+    Optimize(commands::optimize::OptimizeArgs),
     /// Serve models over KServe v2 / Triton-compatible HTTP, with dynamic batching and metrics.
     Serve(commands::serve::ServeArgs),
     /// Load-test a KServe v2 server (hinfer or Triton): throughput and latency percentiles.
@@ -62,6 +65,7 @@ fn main() -> std::process::ExitCode {
     let outcome = match cli.command {
         Command::Inspect(args) => commands::inspect::execute(args),
         Command::Run(args) => commands::run::execute(args),
+        Command::Optimize(args) => commands::optimize::execute(args),
         Command::Serve(args) => commands::serve::execute(args),
         Command::Bench(args) => commands::bench::execute(args),
         Command::Backends => commands::backends::execute(),

@@ -221,3 +221,68 @@ fn missing_onnxruntime_is_explained() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("using tract") && stdout.contains("64/64"), "{stderr}");
 }
+
+#[test]
+fn optimize_writes_a_measured_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let model = testdata("digits_cnn.onnx");
+    let eval = format!("input={}", testdata("digits_cnn_input.npy").display());
+    let labels = testdata("digits_labels.npy");
+    let same = format!("copy={}", model.display());
+    let result = hinfer(&[
+        "optimize",
+        model.to_str().unwrap(),
+        "-o",
+        out,
+        "--eval-input",
+        &eval,
+        "--labels",
+        labels.to_str().unwrap(),
+        "--variant",
+        &same,
+        "--iterations",
+        "3",
+        "--backend",
+        "tract",
+    ]);
+    let (stdout, stderr) = text(&result);
+    assert!(result.status.success(), "{stderr}");
+    assert!(stdout.contains("folded BatchNormalization"), "{stdout}");
+    let folder = dir.path().join("digits_cnn");
+    let manifest = hinfer_toolchain::optimize::read_manifest(&folder.join("hinfer.toml")).unwrap();
+    let names: Vec<&str> = manifest.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, vec!["fp32", "copy"]);
+    let fp32 = manifest.variants[0].accuracy.as_ref().unwrap();
+    assert_eq!(fp32.top1_agreement, Some(1.0));
+    assert_eq!(fp32.label_accuracy, Some(1.0));
+    assert!(fp32.max_abs_error < 1e-4 && fp32.samples == 64);
+    assert!(folder.join("variants/fp32.onnx").is_file() && folder.join("variants/copy.onnx").is_file());
+    let profile: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("profile.json")).unwrap()).unwrap();
+    assert_eq!(
+        profile["variants"][0]["latency"].as_array().unwrap().len(),
+        2,
+        "batch 1 and 8 on tract"
+    );
+
+    // A variant with another interface is refused by name.
+    let mlp = format!("mlp={}", testdata("digits_mlp.onnx").display());
+    let stderr = fails(&[
+        "optimize",
+        model.to_str().unwrap(),
+        "-o",
+        out,
+        "--eval-input",
+        &eval,
+        "--variant",
+        &mlp,
+    ]);
+    assert!(
+        stderr.contains("variant `mlp`") && stderr.contains("input `input`"),
+        "{stderr}"
+    );
+    // No evaluation data is refused unless synthetic data is asked for.
+    let stderr = fails(&["optimize", model.to_str().unwrap(), "-o", out]);
+    assert!(stderr.contains("--eval-input"), "{stderr}");
+}

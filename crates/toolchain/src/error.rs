@@ -13,6 +13,10 @@ pub enum Error {
     #[error("{model}: not a valid ONNX model ({reason}); the file may be truncated or corrupted")]
     Decode { model: String, reason: String },
 
+    /// A backend failed to load or run a model (or a variant).
+    #[error(transparent)]
+    Backend(#[from] hinfer_core::Error),
+
     /// The protobuf parses but the model is not usable.
     #[error("{model}: {reason}")]
     Invalid { model: String, reason: String },

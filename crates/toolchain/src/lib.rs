@@ -6,9 +6,12 @@
 //! ([`passes`]) that propose patches checked by [`graph::check`].
 
 mod error;
+pub mod eval;
 pub mod graph;
 pub mod inspect;
+pub mod optimize;
 pub mod passes;
+pub mod profile;
 pub mod proto;
 pub mod tensor_data;
 
