@@ -25,7 +25,7 @@ enum Command {
     Inspect(commands::inspect::InspectArgs),
     /// Run an ONNX model on .npy inputs (or the bundled digits model), optionally benchmark it.
     Run(commands::run::RunArgs),
-    /// Build a model repository folder of variants (graph-optimised fp32, user-supplied), each
+    /// Build a model repository folder of variants (graph-optimised fp32, fp16, user-supplied), each
     /// evaluated against the original and profiled: hinfer.toml, profile.json, variants/.
     Optimize(commands::optimize::OptimizeArgs),
     /// Serve models over KServe v2 / Triton-compatible HTTP, with dynamic batching and metrics.

@@ -243,8 +243,6 @@ fn optimize_writes_a_measured_repository() {
         &same,
         "--iterations",
         "3",
-        "--backend",
-        "tract",
     ]);
     let (stdout, stderr) = text(&result);
     assert!(result.status.success(), "{stderr}");
@@ -252,7 +250,10 @@ fn optimize_writes_a_measured_repository() {
     let folder = dir.path().join("digits_cnn");
     let manifest = hinfer_toolchain::optimize::read_manifest(&folder.join("hinfer.toml")).unwrap();
     let names: Vec<&str> = manifest.variants.iter().map(|v| v.name.as_str()).collect();
-    assert_eq!(names, vec!["fp32", "copy"]);
+    assert_eq!(names, vec!["fp32", "fp16", "copy"]);
+    let fp16 = manifest.variants[1].accuracy.as_ref().unwrap();
+    assert!(fp16.top1_agreement.unwrap() >= 63.0 / 64.0 && fp16.max_abs_error < 0.05, "{fp16:?}");
+    assert!(manifest.variants[1].size_bytes < manifest.variants[0].size_bytes);
     let fp32 = manifest.variants[0].accuracy.as_ref().unwrap();
     assert_eq!(fp32.top1_agreement, Some(1.0));
     assert_eq!(fp32.label_accuracy, Some(1.0));
@@ -262,8 +263,8 @@ fn optimize_writes_a_measured_repository() {
         serde_json::from_slice(&std::fs::read(folder.join("profile.json")).unwrap()).unwrap();
     assert_eq!(
         profile["variants"][0]["latency"].as_array().unwrap().len(),
-        2,
-        "batch 1 and 8 on tract"
+        4,
+        "batch 1 and 8 on ort and tract"
     );
 
     // A variant with another interface is refused by name.

@@ -14,6 +14,7 @@ pub mod passes;
 pub mod profile;
 pub mod proto;
 pub mod tensor_data;
+pub mod transforms;
 
 pub use error::{Error, Result};
 pub use inspect::{load_model, ModelSummary};

@@ -1,8 +1,9 @@
 //! `hinfer optimize`: from one ONNX model to a model repository folder holding
 //! its variants, each evaluated against the original and profiled.
 //!
-//! Variants made today: `fp32` (the default graph passes) and user-supplied ones
-//! (a distilled model, say) after an interface check. The repository layout and
+//! Variants made today: `fp32` (the default graph passes), `fp16` (float16
+//! weights and compute, float32 interface) and user-supplied ones (a distilled
+//! model, say) after an interface check. The repository layout and
 //! `hinfer.toml` are described in `docs/MANIFEST.md`.
 
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use serde::Serialize;
 use crate::passes::{default_passes, optimize, PassReport};
 use crate::profile::{profile, LatencyProfile};
 use crate::proto::encode_model;
+use crate::transforms::{to_fp16, Fp16Options};
 use crate::{eval, inspect, Error, Result};
 
 /// What to build.
@@ -41,6 +43,8 @@ pub struct OptimizeRequest {
     pub threads: usize,
     /// `max_batch_size` written to the manifest.
     pub max_batch_size: usize,
+    /// Also make the fp16 variant (with these options).
+    pub fp16: Option<Fp16Options>,
 }
 
 /// `profile.json`: latencies per variant.
@@ -65,6 +69,8 @@ pub struct OptimizeOutcome {
     pub profile: ProfileFile,
     /// What the graph passes did.
     pub passes: Vec<PassReport>,
+    /// Variants no backend could run: (name, reasons).
+    pub skipped: Vec<(String, String)>,
 }
 
 /// Builds the variants, evaluates and profiles them, and writes the repository folder.
@@ -109,6 +115,24 @@ pub fn optimize_model(request: &OptimizeRequest) -> Result<OptimizeOutcome> {
         format!("graph passes: {}", dedup(&pass_names)),
         fp32_path,
     ));
+    if let Some(fp16_options) = &request.fp16 {
+        let mut half = fp32.clone();
+        let report = to_fp16(&mut half, fp16_options)?;
+        let path = variants_dir.join("fp16.onnx");
+        write(&path, &encode_model(&half))?;
+        let origin = format!(
+            "fp32 + float16 weights and compute: {} nodes converted, {} kept in float32{}, {} casts",
+            report.converted_nodes,
+            report.blocked_nodes.len(),
+            if report.blocked_nodes.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", report.blocked_nodes.join(", "))
+            },
+            report.inserted_casts
+        );
+        candidates.push(("fp16".into(), "fp16".into(), origin, path));
+    }
     for (name, path) in &request.user_variants {
         if candidates.iter().any(|c| &c.0 == name) {
             return Err(variant_error(name, "a variant of that name already exists"));
@@ -128,11 +152,32 @@ pub fn optimize_model(request: &OptimizeRequest) -> Result<OptimizeOutcome> {
 
     let mut variants = vec![];
     let mut profiles = vec![];
+    let mut skipped = vec![];
     for (name, precision, origin, path) in candidates {
         let model = ModelSource::from_file(&path)?;
-        let prepared = backend.prepare(&model, &options)?;
-        check_interface(&name, &metadata, prepared.metadata())?;
-        let outputs = prepared.spawn()?.run(&request.eval_inputs)?;
+        // Evaluate on the first backend that runs the variant.
+        let mut evaluated = None;
+        let mut failures = vec![];
+        for b in &request.backends {
+            let attempt = b.prepare(&model, &options).and_then(|prepared| {
+                check_interface(&name, &metadata, prepared.metadata())
+                    .map_err(|e| hinfer_core::Error::Config(e.to_string()))?;
+                prepared.spawn()?.run(&request.eval_inputs)
+            });
+            match attempt {
+                Ok(outputs) => {
+                    evaluated = Some(outputs);
+                    break;
+                }
+                Err(hinfer_core::Error::Config(reason)) => return Err(variant_error(&name, reason)),
+                Err(e) => failures.push(format!("{}: {e}", b.kind())),
+            }
+        }
+        let Some(outputs) = evaluated else {
+            tracing::warn!(variant = %name, "no backend runs this variant: {}", failures.join("; "));
+            skipped.push((name, failures.join("; ")));
+            continue;
+        };
         let accuracy = eval::compare(&reference[0].tensor, &outputs[0].tensor, request.labels.as_deref());
         let mut latency = vec![];
         for b in &request.backends {
@@ -204,6 +249,7 @@ pub fn optimize_model(request: &OptimizeRequest) -> Result<OptimizeOutcome> {
         manifest,
         profile: profile_file,
         passes,
+        skipped,
     })
 }
 

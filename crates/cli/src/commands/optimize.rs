@@ -9,6 +9,7 @@ use hinfer_backends::BackendChoice;
 use hinfer_core::{npy, Backend, BackendKind};
 use hinfer_runtime::ThreadBudget;
 use hinfer_toolchain::optimize::{optimize_model, OptimizeRequest};
+use hinfer_toolchain::transforms::Fp16Options;
 
 use crate::inputs::{self, Assignment};
 
@@ -49,6 +50,15 @@ pub struct OptimizeArgs {
     /// Intra-op threads while profiling (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Skip the fp16 variant.
+    #[arg(long)]
+    no_fp16: bool,
+    /// Op types to keep in float32 in the fp16 variant, besides the default block list.
+    #[arg(long = "fp16-block-op", value_delimiter = ',')]
+    fp16_block_ops: Vec<String>,
+    /// Node names to keep in float32 in the fp16 variant.
+    #[arg(long = "fp16-block-node", value_delimiter = ',')]
+    fp16_block_nodes: Vec<String>,
     /// max_batch_size written to hinfer.toml.
     #[arg(long, default_value_t = 8)]
     max_batch_size: usize,
@@ -121,6 +131,10 @@ pub fn execute(args: OptimizeArgs) -> Result<()> {
         iterations: args.iterations,
         threads,
         max_batch_size: args.max_batch_size,
+        fp16: (!args.no_fp16).then(|| Fp16Options {
+            block_ops: args.fp16_block_ops.clone(),
+            block_nodes: args.fp16_block_nodes.clone(),
+        }),
     };
     let outcome = optimize_model(&request)?;
     for report in &outcome.passes {
@@ -159,6 +173,9 @@ pub fn execute(args: OptimizeArgs) -> Result<()> {
                 v.variant, l.backend, l.batch_size, l.p50_ms, l.p99_ms
             );
         }
+    }
+    for (name, reason) in &outcome.skipped {
+        println!("variant {name} left out: no backend runs it ({reason})");
     }
     println!("\nwrote {}", outcome.folder.display());
     Ok(())
