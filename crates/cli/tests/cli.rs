@@ -252,7 +252,10 @@ fn optimize_writes_a_measured_repository() {
     let names: Vec<&str> = manifest.variants.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, vec!["fp32", "fp16", "copy"]);
     let fp16 = manifest.variants[1].accuracy.as_ref().unwrap();
-    assert!(fp16.top1_agreement.unwrap() >= 63.0 / 64.0 && fp16.max_abs_error < 0.05, "{fp16:?}");
+    assert!(
+        fp16.top1_agreement.unwrap() >= 63.0 / 64.0 && fp16.max_abs_error < 0.05,
+        "{fp16:?}"
+    );
     assert!(manifest.variants[1].size_bytes < manifest.variants[0].size_bytes);
     let fp32 = manifest.variants[0].accuracy.as_ref().unwrap();
     assert_eq!(fp32.top1_agreement, Some(1.0));

@@ -261,3 +261,44 @@ fn triton_repository_config_is_honoured() {
     assert_eq!(status, 400);
     assert!(body.contains("max_batch_size 4"), "{body}");
 }
+
+#[test]
+fn serves_every_variant_of_an_optimized_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let eval = format!("input={}", repo("testdata/digits_cnn_input.npy").display());
+    let built = Command::new(env!("CARGO_BIN_EXE_hinfer"))
+        .args([
+            "optimize",
+            repo("testdata/digits_cnn.onnx").to_str().unwrap(),
+            "-o",
+            dir.path().to_str().unwrap(),
+        ])
+        .args(["--eval-input", &eval, "--iterations", "1", "--backend", "ort"])
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let server = Server::start(&[dir.path().to_str().unwrap()]);
+    let (status, meta) = get(&server.addr, "/v2/models/digits_cnn");
+    assert_eq!(status, 200, "{meta}");
+    let meta: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    assert_eq!(meta["versions"], serde_json::json!(["fp16", "fp32"]));
+    let body = one_digit_request();
+    for path in [
+        "/v2/models/digits_cnn/infer",
+        "/v2/models/digits_cnn/versions/fp16/infer",
+    ] {
+        let (status, reply) = post(&server.addr, path, &body);
+        assert_eq!(status, 200, "{path}: {reply}");
+        let reply: serde_json::Value = serde_json::from_str(&reply).unwrap();
+        let logits: Vec<f64> = reply["outputs"][0]["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let argmax = logits.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().0;
+        assert_eq!(argmax, 5, "{path}: the first test digit is a 5");
+        let version = if path.contains("fp16") { "fp16" } else { "fp32" };
+        assert_eq!(reply["model_version"], version, "requests without a version go to fp32");
+    }
+}

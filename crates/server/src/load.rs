@@ -60,6 +60,8 @@ pub struct ModelToLoad {
     pub source: ModelSource,
     /// Its Triton `config.pbtxt`, if any.
     pub config: Option<ModelConfigFile>,
+    /// Serve this version when a request names none (else the highest version).
+    pub is_default: bool,
 }
 
 /// Why a model could not be loaded.
@@ -155,6 +157,7 @@ pub fn load_models(
         let queue = ModelQueue::start(&m.name, pool.clone(), batch_config.clone());
         tracing::info!(model = %m.name, version = %m.version, max_batch_size, dynamic, workers, threads, "serving");
         served.push(ServedModel {
+            is_default: m.is_default,
             metrics: ModelMetrics::new(&m.name, &m.version, backend.kind().name()),
             name: m.name,
             version: m.version,

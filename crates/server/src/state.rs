@@ -35,6 +35,8 @@ pub struct ServedModel {
     pub pool: Arc<WorkerPool>,
     /// Request metrics.
     pub metrics: ModelMetrics,
+    /// Answers requests that name no version.
+    pub is_default: bool,
 }
 
 impl ServedModel {
@@ -44,7 +46,8 @@ impl ServedModel {
     }
 }
 
-/// All versions of one model; requests without a version go to the latest.
+/// All versions of one model; requests without a version go to the default one
+/// (a manifest's first variant), else the latest.
 #[derive(Default)]
 pub struct ModelVersions {
     /// By version label, ordered numerically where labels are numbers.
@@ -101,7 +104,11 @@ impl AppState {
         })?;
         let found = match version.filter(|v| !v.is_empty()) {
             Some(v) => versions.versions.get(&VersionKey::of(v)),
-            None => versions.versions.values().next_back(),
+            None => versions
+                .versions
+                .values()
+                .find(|m| m.is_default)
+                .or_else(|| versions.versions.values().next_back()),
         };
         found.ok_or_else(|| {
             let known: Vec<&str> = versions.versions.keys().map(|k| k.1.as_str()).collect();

@@ -18,8 +18,9 @@ use crate::embedded;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// A .onnx file, or a Triton-style model repository (<model>/<version>/model.onnx,
-    /// optional <model>/config.pbtxt); without it, the bundled digits CNN as model `digits_cnn`.
+    /// A .onnx file, a Triton-style model repository (<model>/<version>/model.onnx, optional
+    /// <model>/config.pbtxt), or a `hinfer optimize` output (hinfer.toml: each variant served as a
+    /// version named after it); without it, the bundled digits CNN as model `digits_cnn`.
     path: Option<PathBuf>,
     /// Address to bind (use 0.0.0.0 to accept connections from other machines).
     #[arg(long, env = "HINFER_HOST", default_value = "127.0.0.1")]
@@ -89,8 +90,12 @@ fn models_to_load(path: &Option<PathBuf>) -> Result<Vec<ModelToLoad>> {
             version: "1".into(),
             source: embedded::model(),
             config: None,
+            is_default: true,
         }]);
     };
+    if let Some(models) = manifest_models(path)? {
+        return Ok(models);
+    }
     let mut models = vec![];
     for found in repository::discover(path)? {
         if let Some(config) = &found.config {
@@ -104,10 +109,48 @@ fn models_to_load(path: &Option<PathBuf>) -> Result<Vec<ModelToLoad>> {
                 version: version.version.clone(),
                 source: ModelSource::from_file(&version.path)?,
                 config: found.config.clone(),
+                is_default: false,
             });
         }
     }
     Ok(models)
+}
+
+/// Models of a `hinfer optimize` output: `PATH/hinfer.toml`, or `PATH/*/hinfer.toml`.
+/// Each variant is served as a version named after it (`/v2/models/m/versions/fp16`);
+/// the first variant (fp32) answers requests that name no version.
+fn manifest_models(path: &std::path::Path) -> Result<Option<Vec<ModelToLoad>>> {
+    let manifests: Vec<PathBuf> = if path.join("hinfer.toml").is_file() {
+        vec![path.join("hinfer.toml")]
+    } else if path.is_dir() {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+            .with_context(|| format!("reading {}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path().join("hinfer.toml")))
+            .filter(|p| p.is_file())
+            .collect();
+        found.sort();
+        found
+    } else {
+        vec![]
+    };
+    if manifests.is_empty() {
+        return Ok(None);
+    }
+    let mut models = vec![];
+    for manifest_path in manifests {
+        let manifest = hinfer_toolchain::optimize::read_manifest(&manifest_path)?;
+        let folder = manifest_path.parent().unwrap_or(path);
+        for (i, variant) in manifest.variants.iter().enumerate() {
+            models.push(ModelToLoad {
+                name: manifest.model.name.clone(),
+                version: variant.name.clone(),
+                source: ModelSource::from_file(&folder.join(&variant.file))?,
+                config: None,
+                is_default: i == 0,
+            });
+        }
+    }
+    Ok(Some(models))
 }
 
 async fn serve(args: ServeArgs) -> Result<()> {
