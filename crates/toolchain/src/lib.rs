@@ -5,6 +5,7 @@
 //! model inspection used by `hinfer inspect` ([`inspect`]), and graph passes
 //! ([`passes`]) that propose patches checked by [`graph::check`].
 
+pub mod calibrate;
 mod error;
 pub mod eval;
 pub mod graph;
