@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::passes::{attribute, is_op};
+use crate::proto::tensor_proto::DataType;
 use crate::proto::{GraphProto, NodeProto, TensorProto};
 
 /// Indexes of one graph (top level; names used inside subgraphs count as uses).
@@ -125,6 +127,64 @@ pub fn check(graph: &GraphProto) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// ONNX element type of every tensor, as far as declared types and simple rules
+/// tell: most ops give their first input's type; `Shape`, comparisons, `Cast`,
+/// `ConstantOfShape`, quantization ops and secondary outputs have their own rule.
+pub fn element_types(graph: &GraphProto) -> HashMap<String, i32> {
+    use crate::proto::type_proto::Value;
+    let mut types: HashMap<String, i32> = HashMap::new();
+    for v in graph.input.iter().chain(&graph.value_info).chain(&graph.output) {
+        if let (Some(name), Some(Value::TensorType(t))) = (&v.name, v.r#type.as_ref().and_then(|t| t.value.as_ref())) {
+            if let Some(e) = t.elem_type {
+                types.insert(name.clone(), e);
+            }
+        }
+    }
+    for t in &graph.initializer {
+        if let (Some(name), Some(dt)) = (&t.name, t.data_type) {
+            types.insert(name.clone(), dt);
+        }
+    }
+    const FLOAT: i32 = DataType::Float as i32;
+    const BOOL: i32 = DataType::Bool as i32;
+    const INT64: i32 = DataType::Int64 as i32;
+    for node in &graph.node {
+        let first = node.input.first().and_then(|i| types.get(i)).copied();
+        let op = node.op_type.as_deref().unwrap_or("");
+        for (k, out) in node.output.iter().enumerate().filter(|(_, o)| !o.is_empty()) {
+            let ty = match op {
+                "Shape" | "Size" | "NonZero" | "ArgMax" | "ArgMin" => Some(INT64),
+                "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "Not" | "And" | "Or" | "Xor"
+                | "IsNaN" | "IsInf" => Some(BOOL),
+                "Cast" => attribute(node, "to").and_then(|a| a.i).map(|i| i as i32),
+                "ConstantOfShape" => Some(
+                    attribute(node, "value")
+                        .and_then(|a| a.t.as_ref()?.data_type)
+                        .unwrap_or(FLOAT),
+                ),
+                "Constant" => attribute(node, "value").and_then(|a| a.t.as_ref()?.data_type),
+                "TopK" | "MaxPool" | "Unique" if k > 0 => Some(INT64),
+                "Dropout" if k > 0 => Some(BOOL),
+                "QuantizeLinear" => node
+                    .input
+                    .get(2)
+                    .and_then(|z| types.get(z))
+                    .copied()
+                    .or(Some(DataType::Uint8 as i32)),
+                "DequantizeLinear" => node.input.get(1).and_then(|s| types.get(s)).copied(),
+                "Where" => node.input.get(1).and_then(|i| types.get(i)).copied(),
+                _ if is_op(node, op) => first,
+                _ => None,
+            };
+            // Declared types (value infos) win over the rules.
+            if let Some(ty) = ty {
+                types.entry(out.clone()).or_insert(ty);
+            }
+        }
+    }
+    types
 }
 
 #[cfg(test)]

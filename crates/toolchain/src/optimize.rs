@@ -13,10 +13,11 @@ use hinfer_core::manifest::{BatchingSection, IoEntry, Manifest, ModelSection, Va
 use hinfer_core::{Backend, ModelMetadata, ModelSource, NamedTensor, SessionOptions, TensorSpec};
 use serde::Serialize;
 
+use crate::calibrate::{calibrate, CalibrationMethod};
 use crate::passes::{default_passes, optimize, PassReport};
 use crate::profile::{profile, LatencyProfile};
 use crate::proto::encode_model;
-use crate::transforms::{to_fp16, Fp16Options};
+use crate::transforms::{activations_to_calibrate, quantize_qdq, to_fp16, Fp16Options, Int8Options};
 use crate::{eval, inspect, Error, Result};
 
 /// What to build.
@@ -45,6 +46,8 @@ pub struct OptimizeRequest {
     pub max_batch_size: usize,
     /// Also make the fp16 variant (with these options).
     pub fp16: Option<Fp16Options>,
+    /// Also make the int8 variant, calibrated on these batches with this method.
+    pub int8: Option<(Vec<Vec<NamedTensor>>, CalibrationMethod)>,
 }
 
 /// `profile.json`: latencies per variant.
@@ -132,6 +135,26 @@ pub fn optimize_model(request: &OptimizeRequest) -> Result<OptimizeOutcome> {
             report.inserted_casts
         );
         candidates.push(("fp16".into(), "fp16".into(), origin, path));
+    }
+    if let Some((batches, method)) = &request.int8 {
+        let options = Int8Options::default();
+        let graph = fp32.graph.as_ref().ok_or_else(|| variant_error("int8", "no graph"))?;
+        let tensors = activations_to_calibrate(graph, &options);
+        let ranges = calibrate(&fp32, &tensors, batches, backend.as_ref(), *method)?;
+        let mut int8 = fp32.clone();
+        let report = quantize_qdq(&mut int8, &ranges, &options)?;
+        // The float weights the quantized ones replaced are now unused.
+        optimize(&mut int8, &[Box::new(crate::passes::EliminateDeadCode)], 10)?;
+        let path = variants_dir.join("int8.onnx");
+        write(&path, &encode_model(&int8))?;
+        let origin = format!(
+            "fp32 + static int8 QDQ (U8S8, per-channel weights), {method:?} calibration on {} batches: {} nodes, {} weights, {} activations",
+            batches.len(),
+            report.quantized_nodes,
+            report.quantized_weights,
+            report.quantized_activations
+        );
+        candidates.push(("int8".into(), "int8".into(), origin, path));
     }
     for (name, path) in &request.user_variants {
         if candidates.iter().any(|c| &c.0 == name) {

@@ -8,6 +8,7 @@ use clap::Args;
 use hinfer_backends::BackendChoice;
 use hinfer_core::{npy, Backend, BackendKind};
 use hinfer_runtime::ThreadBudget;
+use hinfer_toolchain::calibrate::CalibrationMethod;
 use hinfer_toolchain::optimize::{optimize_model, OptimizeRequest};
 use hinfer_toolchain::transforms::Fp16Options;
 
@@ -59,9 +60,64 @@ pub struct OptimizeArgs {
     /// Node names to keep in float32 in the fp16 variant.
     #[arg(long = "fp16-block-node", value_delimiter = ',')]
     fp16_block_nodes: Vec<String>,
+    /// Calibration data for the int8 variant as NAME=FILE.npy (rows are samples); without it
+    /// no int8 variant is made.
+    #[arg(long = "calibration", value_name = "NAME=FILE")]
+    calibration: Vec<Assignment>,
+    /// Calibration method: minmax, entropy, or percentile:P (e.g. percentile:99.99).
+    #[arg(long, default_value = "minmax", value_parser = parse_method)]
+    calibration_method: CalibrationMethod,
+    /// Rows per calibration batch.
+    #[arg(long, default_value_t = 8)]
+    calibration_batch: usize,
     /// max_batch_size written to hinfer.toml.
     #[arg(long, default_value_t = 8)]
     max_batch_size: usize,
+}
+
+fn parse_method(s: &str) -> Result<CalibrationMethod, String> {
+    match s.split_once(':') {
+        None if s == "minmax" => Ok(CalibrationMethod::MinMax),
+        None if s == "entropy" => Ok(CalibrationMethod::Entropy),
+        Some(("percentile", p)) => p
+            .parse::<f64>()
+            .ok()
+            .filter(|p| (50.0..=100.0).contains(p))
+            .map(CalibrationMethod::Percentile)
+            .ok_or_else(|| format!("percentile:{p}: expected a percentage between 50 and 100")),
+        _ => Err(format!(
+            "unknown calibration method `{s}` (minmax, entropy, percentile:P)"
+        )),
+    }
+}
+
+/// Splits every calibration input into batches of `rows` rows (the last may be smaller).
+fn calibration_batches(
+    inputs: Vec<hinfer_core::NamedTensor>,
+    rows: usize,
+) -> Result<Vec<Vec<hinfer_core::NamedTensor>>> {
+    let Some(first) = inputs.first() else { return Ok(vec![]) };
+    let total = first.tensor.shape().first().copied().unwrap_or(0);
+    if total == 0 {
+        bail!("the calibration data holds no rows");
+    }
+    let sizes: Vec<usize> = (0..total)
+        .step_by(rows.max(1))
+        .map(|s| rows.max(1).min(total - s))
+        .collect();
+    let mut batches: Vec<Vec<hinfer_core::NamedTensor>> = sizes.iter().map(|_| vec![]).collect();
+    for input in inputs {
+        if input.tensor.shape().first() != Some(&total) {
+            bail!(
+                "calibration input `{}` has a different number of rows than the others",
+                input.name
+            );
+        }
+        for (batch, part) in batches.iter_mut().zip(input.tensor.split_batch(&sizes)?) {
+            batch.push(hinfer_core::NamedTensor::new(input.name.clone(), part));
+        }
+    }
+    Ok(batches)
 }
 
 /// Builds, evaluates, profiles and writes the variants; prints a table.
@@ -118,6 +174,21 @@ pub fn execute(args: OptimizeArgs) -> Result<()> {
             None => bail!("--variant {}: write NAME=FILE.onnx", a.value),
         })
         .collect::<Result<Vec<_>>>()?;
+    let calibration = inputs::read_inputs(&args.calibration, reference.metadata())?;
+    if !calibration.is_empty() {
+        reference
+            .metadata()
+            .validate_inputs(&calibration)
+            .context("--calibration data does not fit the model")?;
+    }
+    let int8 = if calibration.is_empty() {
+        None
+    } else {
+        Some((
+            calibration_batches(calibration, args.calibration_batch)?,
+            args.calibration_method,
+        ))
+    };
     let threads = ThreadBudget::detect().per_worker(1, args.threads, false)?;
     let request = OptimizeRequest {
         model: args.model.clone(),
@@ -135,6 +206,7 @@ pub fn execute(args: OptimizeArgs) -> Result<()> {
             block_ops: args.fp16_block_ops.clone(),
             block_nodes: args.fp16_block_nodes.clone(),
         }),
+        int8,
     };
     let outcome = optimize_model(&request)?;
     for report in &outcome.passes {
