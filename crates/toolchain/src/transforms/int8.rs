@@ -48,6 +48,9 @@ pub struct Int8Report {
     pub quantized_nodes: usize,
     pub quantized_weights: usize,
     pub quantized_activations: usize,
+    /// Relu/Clip nodes removed because the quantization range of the tensor before
+    /// them already clips (as ONNX Runtime's quantizer does).
+    pub folded_activations: usize,
 }
 
 /// The activation tensors [`quantize_qdq`] needs ranges for.
@@ -132,6 +135,7 @@ pub fn quantize_qdq(
         .filter_map(|t| Some((t.name.clone()?, t.clone())))
         .collect();
     let graph_outputs: BTreeSet<String> = graph.output.iter().filter_map(|o| o.name.clone()).collect();
+    report.folded_activations = fold_activations_into_quantization(graph, ranges, &graph_outputs, options);
     let targets: BTreeSet<String> = activations_to_calibrate(graph, options)
         .into_iter()
         .filter(|t| ranges.contains_key(t))
@@ -216,6 +220,44 @@ struct WeightSink<'a> {
     new_initializers: &'a mut Vec<TensorProto>,
     out: &'a mut Vec<NodeProto>,
     report: &'a mut Int8Report,
+}
+
+/// Removes each Relu or Clip that directly follows a quantized node whose output
+/// only it reads: the producer writes the Relu's output instead, and that
+/// tensor's calibrated range (which starts at 0 after a Relu, or lies inside the
+/// Clip bounds) makes the uint8 quantization do the clipping. Returns how many.
+fn fold_activations_into_quantization(
+    graph: &mut GraphProto,
+    ranges: &BTreeMap<String, TensorRange>,
+    graph_outputs: &BTreeSet<String>,
+    options: &Int8Options,
+) -> usize {
+    let mut folded = 0;
+    loop {
+        let index = crate::graph::GraphIndex::new(graph);
+        let candidate = graph.node.iter().enumerate().find_map(|(i, act)| {
+            let clip_like = is_op(act, "Relu") || is_op(act, "Clip");
+            let (x, y) = (act.input.first()?, act.output.first()?);
+            let (p, producer) = index.producer_of(x)?;
+            let producer_ok =
+                ["Conv", "MatMul", "Gemm"].iter().any(|op| is_op(producer, op)) && quantizable(producer, options);
+            let range_ok = ranges.get(y).is_some_and(|r| r.min >= 0.0 || is_op(act, "Clip"));
+            (clip_like
+                && quantizable(act, options)
+                && producer_ok
+                && range_ok
+                && index.single_use(x)
+                && !graph_outputs.contains(x))
+            .then(|| (i, p, y.clone()))
+        });
+        let Some((act, producer, output)) = candidate else {
+            break;
+        };
+        graph.node[producer].output[0] = output;
+        graph.node.remove(act);
+        folded += 1;
+    }
+    folded
 }
 
 /// Replaces a Conv/Gemm/MatMul weight (and bias) with int8 (int32) initializers behind DequantizeLinear.
