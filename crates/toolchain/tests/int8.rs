@@ -42,7 +42,10 @@ fn digits_cnn_in_int8_keeps_its_answers() {
     let mut int8 = fp32.clone();
     let report = quantize_qdq(&mut int8, &ranges, &options).unwrap();
     assert_eq!(report.quantized_weights, 3, "{report:?}");
-    assert_eq!(report.folded_activations, 2, "both Relus fold into the quantization of the Conv outputs");
+    assert_eq!(
+        report.folded_activations, 2,
+        "both Relus fold into the quantization of the Conv outputs"
+    );
     let inputs = vec![NamedTensor::new("input", x)];
     let labels = npy::read(&fixture("digits_labels.npy")).unwrap();
     for kind in [BackendKind::Ort, BackendKind::Tract] {
