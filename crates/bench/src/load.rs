@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use hinfer_core::latency::LatencyStats;
 use hinfer_core::Tensor;
 use serde::Serialize;
 use serde_json::json;
@@ -131,23 +132,16 @@ pub fn closed_loop(config: &LoadConfig, bodies: &[RequestBody]) -> Result<LoadRe
         latencies.extend(l);
         errors += e;
     }
-    latencies.sort_by(f64::total_cmp);
-    let at = |q: f64| {
-        if latencies.is_empty() {
-            0.0
-        } else {
-            latencies[((latencies.len() - 1) as f64 * q).round() as usize]
-        }
-    };
+    let stats = LatencyStats::from_samples(&latencies);
     Ok(LoadReport {
         concurrency: config.concurrency,
-        requests: latencies.len(),
+        requests: stats.iterations,
         errors,
         seconds,
-        throughput_rps: latencies.len() as f64 / seconds,
-        mean_ms: latencies.iter().sum::<f64>() / latencies.len().max(1) as f64,
-        p50_ms: at(0.5),
-        p90_ms: at(0.9),
-        p99_ms: at(0.99),
+        throughput_rps: stats.iterations as f64 / seconds,
+        mean_ms: stats.mean_ms,
+        p50_ms: stats.p50_ms,
+        p90_ms: stats.p90_ms,
+        p99_ms: stats.p99_ms,
     })
 }

@@ -5,7 +5,6 @@ use clap::{Parser, Subcommand};
 mod commands;
 mod embedded;
 mod inputs;
-mod latency;
 
 /// hinfer — a hybrid inference engine: run ONNX models on ONNX Runtime or tract.
 #[derive(Parser, Debug)]

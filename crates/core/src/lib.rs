@@ -11,6 +11,7 @@ pub mod backend;
 pub mod compare;
 pub mod dtype;
 pub mod error;
+pub mod latency;
 pub mod manifest;
 pub mod model;
 pub mod npy;

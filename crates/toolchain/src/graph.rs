@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::passes::{attribute, is_op};
 use crate::proto::tensor_proto::DataType;
-use crate::proto::{GraphProto, NodeProto, TensorProto};
+use crate::proto::{GraphProto, ModelProto, NodeProto, TensorProto};
 
 /// Indexes of one graph (top level; names used inside subgraphs count as uses).
 pub struct GraphIndex<'g> {
@@ -90,6 +90,23 @@ fn collect_subgraph_uses(graph: &GraphProto, into: &mut BTreeSet<String>) {
         }
     }
     into.extend(graph.output.iter().filter_map(|o| o.name.clone()));
+}
+
+/// A name for the model in messages: its graph's name, or `model`.
+pub fn label(model: &ModelProto) -> String {
+    model
+        .graph
+        .as_ref()
+        .and_then(|g| g.name.clone())
+        .unwrap_or_else(|| "model".into())
+}
+
+/// The model's main graph, or an error naming the model when it has none.
+pub fn main_graph_mut<'m>(model: &'m mut ModelProto, label: &str) -> crate::Result<&'m mut GraphProto> {
+    model.graph.as_mut().ok_or_else(|| crate::Error::Invalid {
+        model: label.to_string(),
+        reason: "the model has no graph".into(),
+    })
 }
 
 /// Checks what every pass must preserve: nodes in topological order, every input

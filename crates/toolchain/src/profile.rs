@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use hinfer_core::latency::LatencyStats;
 use hinfer_core::{Backend, Dim, ModelSource, NamedTensor, SessionOptions, Tensor};
 use serde::Serialize;
 
@@ -49,21 +50,20 @@ pub fn profile(
         for _ in 0..warmup {
             runner.run(&inputs)?;
         }
-        let mut samples: Vec<f64> = (0..iterations.max(1))
+        let samples: Vec<f64> = (0..iterations.max(1))
             .map(|_| {
                 let t = Instant::now();
                 runner.run(&inputs).map(|_| t.elapsed().as_secs_f64() * 1e3)
             })
             .collect::<hinfer_core::Result<_>>()?;
-        samples.sort_by(f64::total_cmp);
-        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+        let stats = LatencyStats::from_samples(&samples);
         out.push(LatencyProfile {
             backend: backend.kind().to_string(),
             batch_size: batch,
-            iterations: samples.len(),
-            p50_ms: at(0.5),
-            p99_ms: at(0.99),
-            mean_ms: samples.iter().sum::<f64>() / samples.len() as f64,
+            iterations: stats.iterations,
+            p50_ms: stats.p50_ms,
+            p99_ms: stats.p99_ms,
+            mean_ms: stats.mean_ms,
         });
     }
     Ok(out)

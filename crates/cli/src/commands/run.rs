@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::embedded;
 use crate::inputs::{self, Assignment};
-use crate::latency::LatencyStats;
+use hinfer_core::latency::LatencyStats;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {

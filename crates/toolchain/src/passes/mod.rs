@@ -115,15 +115,8 @@ pub fn default_passes() -> Vec<Box<dyn Pass>> {
 /// Runs `passes` over the model's main graph until none proposes a change (at
 /// most `max_rounds` rounds), checking the graph after every applied patch.
 pub fn optimize(model: &mut ModelProto, passes: &[Box<dyn Pass>], max_rounds: usize) -> Result<Vec<PassReport>> {
-    let label = model
-        .graph
-        .as_ref()
-        .and_then(|g| g.name.clone())
-        .unwrap_or_else(|| "model".into());
-    let graph = model.graph.as_mut().ok_or_else(|| Error::Invalid {
-        model: label.clone(),
-        reason: "the model has no graph".into(),
-    })?;
+    let label = crate::graph::label(model);
+    let graph = crate::graph::main_graph_mut(model, &label)?;
     check(graph).map_err(|reason| Error::Invalid {
         model: label.clone(),
         reason: format!("before any pass: {reason}"),

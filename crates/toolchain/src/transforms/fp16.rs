@@ -70,15 +70,8 @@ const FLOAT16: i32 = DataType::Float16 as i32;
 
 /// Converts `model` (in place) to float16 compute with float32 inputs and outputs.
 pub fn to_fp16(model: &mut ModelProto, options: &Fp16Options) -> Result<Fp16Report> {
-    let label = model
-        .graph
-        .as_ref()
-        .and_then(|g| g.name.clone())
-        .unwrap_or_else(|| "model".into());
-    let graph = model.graph.as_mut().ok_or_else(|| Error::Invalid {
-        model: label.clone(),
-        reason: "no graph".into(),
-    })?;
+    let label = crate::graph::label(model);
+    let graph = crate::graph::main_graph_mut(model, &label)?;
     let types = crate::graph::element_types(graph);
     let blocked: Vec<bool> = graph.node.iter().map(|n| is_blocked(n, options)).collect();
     let mut report = Fp16Report::default();

@@ -105,11 +105,7 @@ pub fn quantize_qdq(
     ranges: &BTreeMap<String, TensorRange>,
     options: &Int8Options,
 ) -> Result<Int8Report> {
-    let label = model
-        .graph
-        .as_ref()
-        .and_then(|g| g.name.clone())
-        .unwrap_or_else(|| "model".into());
+    let label = crate::graph::label(model);
     let opset = model
         .opset_import
         .iter()
@@ -124,10 +120,7 @@ pub fn quantize_qdq(
     }
     // Per-channel DequantizeLinear (the `axis` attribute) exists from opset 13 on.
     let per_channel = opset >= 13;
-    let graph = model.graph.as_mut().ok_or_else(|| Error::Invalid {
-        model: label.clone(),
-        reason: "no graph".into(),
-    })?;
+    let graph = crate::graph::main_graph_mut(model, &label)?;
     let mut report = Int8Report::default();
     let initializers: BTreeMap<String, TensorProto> = graph
         .initializer

@@ -1,4 +1,5 @@
-//! Latency statistics for `hinfer run --bench`.
+//! Latency statistics shared by every benchmark (`hinfer run --bench`,
+//! `hinfer bench`, profiling in `hinfer optimize`): one definition of a percentile.
 
 use serde::Serialize;
 
@@ -15,10 +16,21 @@ pub struct LatencyStats {
 }
 
 impl LatencyStats {
-    /// Computes the statistics; `samples_ms` must not be empty.
+    /// Computes the statistics (nearest-rank percentiles); all zero for no samples.
     pub fn from_samples(samples_ms: &[f64]) -> LatencyStats {
         let mut sorted = samples_ms.to_vec();
         sorted.sort_by(f64::total_cmp);
+        if sorted.is_empty() {
+            return LatencyStats {
+                iterations: 0,
+                mean_ms: 0.0,
+                min_ms: 0.0,
+                p50_ms: 0.0,
+                p90_ms: 0.0,
+                p99_ms: 0.0,
+                max_ms: 0.0,
+            };
+        }
         let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
         LatencyStats {
             iterations: sorted.len(),
